@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// alias is the name of the resource's own table in every query the engine builds.
+const alias = "t"
+
+func col(table, column string) clause.Column { return clause.Column{Table: table, Name: column} }
+
+// from starts a query on the resource's partition-qualified table, aliased t.
+func (s *Store) from(ctx context.Context, r *Resource) *gorm.DB {
+	return s.db.WithContext(ctx).Table(s.Table(r) + " AS " + alias)
+}
+
+// selectExpr renders the projection: stored columns and correlated subqueries for computed
+// members. Names come only from descriptors.
+func (s *Store) selectExpr(r *Resource, fields []*Field) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		if f.Stored() {
+			parts[i] = alias + "." + quote(f.Column)
+			continue
+		}
+		c := f.Computed
+		sub := fmt.Sprintf("l%d", i)
+		where := fmt.Sprintf("%s.%s = %s.%s", sub, quote(c.Remote.Column), alias, quote(c.Local.Column))
+		if c.Count {
+			parts[i] = fmt.Sprintf("(SELECT COUNT(*) FROM %s AS %s WHERE %s) AS %s", s.Table(c.From), sub, where, quote(snake(f.Name)))
+		} else {
+			parts[i] = fmt.Sprintf("(SELECT %s.%s FROM %s AS %s WHERE %s LIMIT 1) AS %s", sub, quote(c.Field.Column), s.Table(c.From), sub, where, quote(snake(f.Name)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cond renders one typed condition on a stored column of the table aliased tbl.
+func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression {
+	c := col(tbl, f.Column)
+	if d, ok := v.(DateTime); ok {
+		// Stored datetimes start with their fixed-width UTC instant: compare that prefix.
+		p := d.instantPrefix()
+		switch op {
+		case MatchGte:
+			return clause.Gte{Column: c, Value: p}
+		case MatchLt:
+			return clause.Lt{Column: c, Value: p}
+		default:
+			return clause.And(clause.Gte{Column: c, Value: p}, clause.Lt{Column: c, Value: p + "~"})
+		}
+	}
+	switch op {
+	case MatchContains:
+		pattern := "%" + escapeLike(v.(string)) + "%"
+		if s.dialect == Postgres {
+			return clause.Expr{SQL: "? ILIKE ?", Vars: []any{c, pattern}}
+		}
+		return clause.Expr{SQL: `? LIKE ? ESCAPE '\'`, Vars: []any{c, pattern}}
+	case MatchGte:
+		return clause.Gte{Column: c, Value: v}
+	case MatchLt:
+		return clause.Lt{Column: c, Value: v}
+	}
+	return clause.Eq{Column: c, Value: v}
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// linkCond renders `t.local IN (SELECT x.remote FROM other x WHERE <x.field op v>)`.
+func (s *Store) linkCond(c *Computed, op MatchOp, v any) clause.Expression {
+	sub := s.db.Table(s.Table(c.From)+" AS x").Select("x."+quote(c.Remote.Column)).
+		Where(s.cond("x", c.Field, op, v))
+	return clause.Expr{SQL: "? IN (?)", Vars: []any{col(alias, c.Local.Column), sub}}
+}
+
+// where adds the filter and scope conditions of q.
+func (s *Store) where(tx *gorm.DB, r *Resource, q Query) *gorm.DB {
+	for _, c := range q.Conds {
+		if c.Field.Stored() {
+			tx = tx.Where(s.cond(alias, c.Field, c.Op, c.Value))
+		} else {
+			tx = tx.Where(s.linkCond(c.Field.Computed, c.Op, c.Value))
+		}
+	}
+	return s.scope(tx, r, q.Org)
+}
+
+// scope limits tx to an organization with the resource's scope conditions.
+func (s *Store) scope(tx *gorm.DB, r *Resource, org string) *gorm.DB {
+	if org == "" {
+		return tx
+	}
+	for _, sc := range r.Scope {
+		if sc.Via == nil {
+			tx = tx.Where(clause.Eq{Column: col(alias, sc.Field.Column), Value: org})
+		} else {
+			tx = tx.Where(s.linkCond(sc.Via, MatchEq, org))
+		}
+	}
+	return tx
+}
+
+// whereKey adds equality on every key field.
+func whereKey(tx *gorm.DB, r *Resource, key []any) *gorm.DB {
+	for i, k := range r.Key {
+		tx = tx.Where(clause.Eq{Column: col(alias, k.Column), Value: key[i]})
+	}
+	return tx
+}
+
+// order adds the sort terms and the key as tie-breaker.
+func order(tx *gorm.DB, r *Resource, terms []SortTerm) *gorm.DB {
+	var cols []clause.OrderByColumn
+	seen := map[*Field]bool{}
+	for _, t := range terms {
+		cols = append(cols, clause.OrderByColumn{Column: col(alias, t.Field.Column), Desc: t.Desc})
+		seen[t.Field] = true
+	}
+	for _, k := range r.Key {
+		if !seen[k] {
+			cols = append(cols, clause.OrderByColumn{Column: col(alias, k.Column)})
+		}
+	}
+	return tx.Order(clause.OrderBy{Columns: cols})
+}
+
+// listQuery builds the SELECT of a list, search or export page (Take 0: every row).
+func (s *Store) listQuery(ctx context.Context, r *Resource, q Query) *gorm.DB {
+	tx := s.where(s.from(ctx, r).Select(s.selectExpr(r, q.Fields)), r, q)
+	tx = order(tx, r, q.Sort)
+	if q.Take > 0 {
+		tx = tx.Limit(q.Take).Offset((q.Page - 1) * q.Take)
+	}
+	return tx
+}
+
+// ListSQL returns the SQL and bind values of a list query without running it (golden tests).
+func (s *Store) ListSQL(r *Resource, q Query) (string, []any) {
+	stmt := s.listQuery(context.Background(), r, q).Session(&gorm.Session{DryRun: true}).Find(&[]map[string]any{}).Statement
+	return stmt.SQL.String(), stmt.Vars
+}
+
+// CountSQL returns the SQL and bind values of a count query without running it.
+func (s *Store) CountSQL(r *Resource, q Query) (string, []any) {
+	var n int64
+	stmt := s.where(s.from(context.Background(), r), r, q).Session(&gorm.Session{DryRun: true}).Count(&n).Statement
+	return stmt.SQL.String(), stmt.Vars
+}

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DateTime is an instant with the UTC offset it was written in. It round-trips exactly
+// (up to 7 fraction digits) and compares by instant. In the database it is one text column,
+// `2024-03-10T20:30:00.1234567Z-06:00`: the fixed-width UTC instant (so that text order is
+// instant order and range filters use the index) followed by the original offset.
+type DateTime struct{ time.Time }
+
+// ErrDateTime describes the accepted form; parse errors wrap it.
+var ErrDateTime = errors.New("expected yyyy-MM-ddTHH:mm:ss[.fffffff] followed by Z or ±HH:mm")
+
+// ParseDateTime reads the send format of api.md: `yyyy-MM-ddTHH:mm:ss`, an optional fraction of
+// 1 to 7 digits, and a mandatory offset `Z` or `±HH:mm`.
+func ParseDateTime(s string) (DateTime, error) {
+	bad := func() (DateTime, error) { return DateTime{}, fmt.Errorf("%q: %w", s, ErrDateTime) }
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return bad()
+	}
+	num := func(a, b int) (int, bool) {
+		n := 0
+		for i := a; i < b; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 7)
+	day, ok3 := num(8, 10)
+	hour, ok4 := num(11, 13)
+	minute, ok5 := num(14, 16)
+	sec, ok6 := num(17, 19)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || year < 1 {
+		return bad()
+	}
+	rest := s[19:]
+	nanos := 0
+	if rest[0] == '.' {
+		i := 1
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		digits := rest[1:i]
+		if len(digits) == 0 || len(digits) > 7 {
+			return bad()
+		}
+		n, _ := strconv.Atoi(digits)
+		for k := len(digits); k < 9; k++ {
+			n *= 10
+		}
+		nanos = n
+		rest = rest[i:]
+	}
+	var offset int
+	switch {
+	case rest == "Z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, okh := strconv.Atoi(rest[1:3])
+		om, okm := strconv.Atoi(rest[4:6])
+		if okh != nil || okm != nil || oh > 14 || om > 59 {
+			return bad()
+		}
+		offset = oh*3600 + om*60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return bad()
+	}
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return bad()
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nanos, fixedZone(offset))
+	if t.Day() != day {
+		return bad()
+	}
+	return DateTime{t}, nil
+}
+
+// fixedZone returns a location for an offset; UTC stays UTC so that output prints +00:00.
+func fixedZone(offset int) *time.Location {
+	if offset == 0 {
+		return time.UTC
+	}
+	return time.FixedZone("", offset)
+}
+
+// String renders the output format: `yyyy-MM-ddTHH:mm:ss[.fffffff]±HH:mm`, fraction zeros trimmed.
+func (d DateTime) String() string {
+	b := make([]byte, 0, 34)
+	return string(d.AppendFormat(b))
+}
+
+// AppendFormat appends String's form to b.
+func (d DateTime) AppendFormat(b []byte) []byte {
+	b = d.Time.AppendFormat(b, "2006-01-02T15:04:05")
+	if ns := d.Nanosecond() / 100; ns != 0 {
+		frac := fmt.Sprintf("%07d", ns)
+		b = append(b, '.')
+		b = append(b, strings.TrimRight(frac, "0")...)
+	}
+	return d.Time.AppendFormat(b, "-07:00")
+}
+
+// Storage returns the database form (see DateTime).
+func (d DateTime) Storage() string {
+	u := d.UTC()
+	b := make([]byte, 0, 34)
+	b = u.AppendFormat(b, "2006-01-02T15:04:05")
+	b = append(b, '.')
+	b = append(b, fmt.Sprintf("%07d", u.Nanosecond()/100)...)
+	b = append(b, 'Z')
+	return string(d.Time.AppendFormat(b, "-07:00"))
+}
+
+// instantPrefix is the UTC part of Storage: comparing a column against it compares instants.
+func (d DateTime) instantPrefix() string { return d.Storage()[:28] }
+
+// ParseStorage reads the database form written by Storage.
+func ParseStorage(s string) (DateTime, error) {
+	if len(s) != 34 || s[27] != 'Z' {
+		return DateTime{}, fmt.Errorf("engine: stored datetime %q is malformed", s)
+	}
+	t, err := time.Parse("2006-01-02T15:04:05.0000000Z", s[:28])
+	if err != nil {
+		return DateTime{}, fmt.Errorf("engine: stored datetime %q: %w", s, err)
+	}
+	oh, _ := strconv.Atoi(s[29:31])
+	om, _ := strconv.Atoi(s[32:34])
+	off := oh*3600 + om*60
+	if s[28] == '-' {
+		off = -off
+	}
+	return DateTime{t.In(fixedZone(off))}, nil
+}
+
+// Value implements driver.Valuer so that GORM models can hold DateTime fields.
+func (d DateTime) Value() (driver.Value, error) { return d.Storage(), nil }
+
+// Scan implements sql.Scanner.
+func (d *DateTime) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		dt, err := ParseStorage(v)
+		*d = dt
+		return err
+	case []byte:
+		dt, err := ParseStorage(string(v))
+		*d = dt
+		return err
+	}
+	return fmt.Errorf("engine: cannot scan %T into DateTime", src)
+}
+
+// MarshalJSON writes the output format.
+func (d DateTime) MarshalJSON() ([]byte, error) {
+	b := append(make([]byte, 0, 36), '"')
+	b = d.AppendFormat(b)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads the send format strictly.
+func (d *DateTime) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("%s: %w", b, ErrDateTime)
+	}
+	dt, err := ParseDateTime(s)
+	if err != nil {
+		return err
+	}
+	*d = dt
+	return nil
+}
+
+// Now returns the current instant in UTC, truncated to the 100 ns the format carries.
+func Now() DateTime { return DateTime{time.Now().UTC().Truncate(100 * time.Nanosecond)} }

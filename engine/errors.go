@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Error categories. Every error the engine returns wraps one of them or is a bug (500);
+// handlers map categories to statuses in one table.
+var (
+	// ErrNotFound: the record does not exist, or is outside the caller's scope.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid: the request is malformed or breaks a field rule (see ValidationError).
+	ErrInvalid = errors.New("invalid")
+	// ErrConflict: the record would break a key or unique constraint.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: the database cannot be reached.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// ValidationError lists problems per member name; it is an ErrInvalid (or ErrConflict when
+// Conflict is set).
+type ValidationError struct {
+	Detail   string
+	Fields   map[string][]string
+	Conflict bool
+}
+
+// Invalid returns a ValidationError with a detail and no member problems.
+func Invalid(format string, args ...any) *ValidationError {
+	return &ValidationError{Detail: fmt.Sprintf(format, args...)}
+}
+
+// InvalidMember returns a ValidationError naming one member.
+func InvalidMember(member, format string, args ...any) *ValidationError {
+	e := &ValidationError{}
+	e.Add(member, fmt.Sprintf(format, args...))
+	return e
+}
+
+// Add records a problem with a member.
+func (e *ValidationError) Add(member, msg string) {
+	if e.Fields == nil {
+		e.Fields = map[string][]string{}
+	}
+	e.Fields[member] = append(e.Fields[member], msg)
+}
+
+// Empty reports whether no problem was recorded.
+func (e *ValidationError) Empty() bool { return e.Detail == "" && len(e.Fields) == 0 }
+
+func (e *ValidationError) Error() string {
+	if e.Detail != "" && len(e.Fields) == 0 {
+		return e.Detail
+	}
+	var msgs []string
+	for _, m := range e.Members() {
+		msgs = append(msgs, e.Fields[m]...)
+	}
+	s := strings.Join(msgs, "; ")
+	if e.Detail != "" {
+		s = e.Detail + ": " + s
+	}
+	return s
+}
+
+// Members returns the member names with problems, sorted.
+func (e *ValidationError) Members() []string {
+	var names []string
+	for n := range e.Fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Is makes errors.Is(err, ErrInvalid) (or ErrConflict) true.
+func (e *ValidationError) Is(target error) bool {
+	if e.Conflict {
+		return target == ErrConflict
+	}
+	return target == ErrInvalid
+}
+
+// translate turns a driver error into a category; it is the only place that knows the
+// drivers' error shapes. r names the resource for unique-constraint messages.
+func translate(r *Resource, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return conflict(r, constraintFields(r, pgErr.ConstraintName, ""), err)
+		case "22P02", "22007", "22008", "22003":
+			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
+		case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004":
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		return err
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
+		return conflict(r, constraintFields(r, "", msg[i+len("UNIQUE constraint failed: "):]), err)
+	}
+	if strings.Contains(msg, "constraint failed: PRIMARY KEY") {
+		return conflict(r, r.Key, err)
+	}
+	var ce interface{ Timeout() bool }
+	if errors.As(err, &ce) || strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return err
+}
+
+// constraintFields finds the fields of a violated unique constraint, from PostgreSQL's
+// constraint name or SQLite's "table.col, table.col" list.
+func constraintFields(r *Resource, name, sqliteCols string) []*Field {
+	if r == nil {
+		return nil
+	}
+	if name != "" {
+		if name == r.Table+"_pkey" {
+			return r.Key
+		}
+		for _, u := range r.Unique {
+			if indexName("ux", r, u) == name {
+				return u
+			}
+		}
+		return nil
+	}
+	var cols []string
+	for _, c := range strings.Split(sqliteCols, ",") {
+		c = strings.TrimSpace(c)
+		if i := strings.LastIndex(c, "."); i >= 0 {
+			c = c[i+1:]
+		}
+		cols = append(cols, c)
+	}
+	for _, set := range append([][]*Field{r.Key}, r.Unique...) {
+		if len(set) != len(cols) {
+			continue
+		}
+		match := true
+		for i, f := range set {
+			match = match && f.Column == cols[i]
+		}
+		if match {
+			return set
+		}
+	}
+	return nil
+}
+
+func conflict(r *Resource, fields []*Field, cause error) error {
+	e := &ValidationError{Conflict: true}
+	if len(fields) == 0 {
+		e.Detail = "the record breaks a unique constraint"
+		return e
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	what := "key"
+	if !fields[0].Key {
+		what = "unique constraint"
+	}
+	msg := fmt.Sprintf("another %s already has this %s (%s)", r.Name, what, strings.Join(names, ", "))
+	for _, n := range names {
+		e.Add(n, msg)
+	}
+	_ = cause
+	return e
+}

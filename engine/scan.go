@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"database/sql"
+	"fmt"
+)
+
+// scanner reads rows of a projection into Records, reusing its destinations between rows.
+type scanner struct {
+	r      *Resource
+	fields []*Field
+	dests  []any
+}
+
+func newScanner(r *Resource, fields []*Field) *scanner {
+	sc := &scanner{r: r, fields: fields, dests: make([]any, len(fields))}
+	for i, f := range fields {
+		switch f.Type {
+		case TypeBool:
+			sc.dests[i] = new(sql.NullBool)
+		case TypeInt:
+			sc.dests[i] = new(sql.NullInt64)
+		default:
+			sc.dests[i] = new(sql.NullString)
+		}
+	}
+	return sc
+}
+
+// scan reads the current row into a new Record.
+func (sc *scanner) scan(rows *sql.Rows) (Record, error) {
+	if err := rows.Scan(sc.dests...); err != nil {
+		return nil, fmt.Errorf("engine: scan %s: %w", sc.r.Name, err)
+	}
+	rec := sc.r.NewRecord()
+	for i, f := range sc.fields {
+		switch d := sc.dests[i].(type) {
+		case *sql.NullBool:
+			if d.Valid {
+				rec[f.Index] = d.Bool
+			}
+		case *sql.NullInt64:
+			if d.Valid {
+				rec[f.Index] = d.Int64
+			}
+		case *sql.NullString:
+			if !d.Valid {
+				continue
+			}
+			if f.Type == TypeDateTime {
+				dt, err := ParseStorage(d.String)
+				if err != nil {
+					return nil, fmt.Errorf("engine: %s.%s: %w", sc.r.Name, f.Name, err)
+				}
+				rec[f.Index] = dt
+			} else {
+				rec[f.Index] = d.String
+			}
+		}
+	}
+	return rec, nil
+}
+
+// storageValue converts a record value into what the driver stores.
+func storageValue(v any) any {
+	if d, ok := v.(DateTime); ok {
+		return d.Storage()
+	}
+	return v
+}
+
+// columnsOf maps a record's stored members to column values for INSERT and UPDATE.
+func columnsOf(r *Resource, rec Record) map[string]any {
+	m := make(map[string]any, len(r.Fields))
+	for _, f := range r.Fields {
+		m[f.Column] = storageValue(rec[f.Index])
+	}
+	return m
+}

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// columnType returns the SQL type of a field. Text columns on PostgreSQL use the "C" collation
+// so that sorting and comparison are byte-wise, as on SQLite, and datetime text orders by instant.
+func (s *Store) columnType(f *Field) string {
+	if s.dialect == Postgres {
+		switch f.Type {
+		case TypeUUID:
+			return "uuid"
+		case TypeBool:
+			return "boolean"
+		case TypeInt:
+			return "integer"
+		default:
+			return `text COLLATE "C"`
+		}
+	}
+	switch f.Type {
+	case TypeBool, TypeInt:
+		return "INTEGER"
+	default:
+		return "TEXT"
+	}
+}
+
+// indexName names an index after its table and columns, so that a unique violation reported
+// by PostgreSQL can be traced back to the fields.
+func indexName(prefix string, r *Resource, fields []*Field) string {
+	cols := make([]string, len(fields))
+	for i, f := range fields {
+		cols[i] = f.Column
+	}
+	name := prefix + "_" + r.Table + "_" + strings.Join(cols, "_")
+	if len(name) > 63 {
+		name = fmt.Sprintf("%s_%x", name[:50], fnv32(name))
+	}
+	return name
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// IndexPlan lists the indexes a resource gets: unique constraints, then one index per filter,
+// per scope field and for the default sort (with the key appended), then the extra ones.
+// Single-field indexes that another index already leads with are dropped.
+func IndexPlan(r *Resource) (unique, plain [][]*Field) {
+	unique = r.Unique
+	var cands [][]*Field
+	sortIdx := []*Field{}
+	for _, t := range r.DefaultSort {
+		sortIdx = append(sortIdx, t.Field)
+	}
+	if !(len(sortIdx) == len(r.Key) && sameFields(sortIdx, r.Key)) {
+		for _, k := range r.Key {
+			if !containsField(sortIdx, k) {
+				sortIdx = append(sortIdx, k)
+			}
+		}
+		cands = append(cands, sortIdx)
+	}
+	cands = append(cands, r.Indexes...)
+	for _, sc := range r.Scope {
+		cands = append(cands, []*Field{sc.Field})
+	}
+	for _, f := range r.Filters {
+		if f.Field.Stored() {
+			cands = append(cands, []*Field{f.Field})
+		} else if c := f.Field.Computed; c != nil && !c.Count {
+			cands = append(cands, []*Field{c.Local})
+		}
+	}
+	covered := func(lead *Field) bool {
+		if r.Key[0] == lead {
+			return true
+		}
+		for _, set := range append(append([][]*Field{}, unique...), plain...) {
+			if set[0] == lead {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range cands {
+		if len(c) == 1 && covered(c[0]) {
+			continue
+		}
+		dup := false
+		for _, p := range plain {
+			dup = dup || sameFields(p, c)
+		}
+		if !dup {
+			plain = append(plain, c)
+		}
+	}
+	return unique, plain
+}
+
+func sameFields(a, b []*Field) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func containsField(fs []*Field, f *Field) bool {
+	for _, x := range fs {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Remote tables of computed members and links are indexed on the remote field, so that the
+// correlated subqueries are index lookups.
+func linkIndexes(reg *Registry) map[*Resource][][]*Field {
+	out := map[*Resource][][]*Field{}
+	add := func(c *Computed) {
+		if c == nil || c.Remote.Key && len(c.From.Key) == 1 {
+			return
+		}
+		out[c.From] = append(out[c.From], []*Field{c.Remote})
+	}
+	for _, r := range reg.Resources() {
+		for _, f := range r.Members {
+			add(f.Computed)
+		}
+		for _, sc := range r.Scope {
+			if sc.Via != nil {
+				add(sc.Via)
+				out[sc.Via.From] = append(out[sc.Via.From], []*Field{sc.Via.Field, sc.Via.Remote})
+			}
+		}
+	}
+	return out
+}
+
+// DDL returns the statements that create a resource's table and indexes, idempotently.
+func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
+	var cols []string
+	for _, f := range r.Fields {
+		col := quote(f.Column) + " " + s.columnType(f)
+		if f.Key {
+			col += " NOT NULL"
+		}
+		cols = append(cols, col)
+	}
+	keys := make([]string, len(r.Key))
+	for i, k := range r.Key {
+		keys[i] = quote(k.Column)
+	}
+	cols = append(cols, "PRIMARY KEY ("+strings.Join(keys, ", ")+")")
+	stmts := []string{fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", s.Table(r), strings.Join(cols, ",\n  "))}
+	unique, plain := IndexPlan(r)
+	for _, e := range extra {
+		dup := false
+		for _, p := range plain {
+			dup = dup || len(p) >= len(e) && sameFields(p[:len(e)], e)
+		}
+		if !dup && !(len(e) == 1 && e[0] == r.Key[0]) {
+			plain = append(plain, e)
+		}
+	}
+	index := func(kind, prefix string, fields []*Field) string {
+		cols := make([]string, len(fields))
+		for i, f := range fields {
+			cols[i] = quote(f.Column)
+		}
+		name := indexName(prefix, r, fields)
+		return fmt.Sprintf("CREATE %sINDEX IF NOT EXISTS %s ON %s (%s)", kind, quote(name), s.Table(r), strings.Join(cols, ", "))
+	}
+	for _, u := range unique {
+		stmts = append(stmts, index("UNIQUE ", "ux", u))
+	}
+	for _, p := range plain {
+		stmts = append(stmts, index("", "ix", p))
+	}
+	return stmts
+}
+
+// Migrate creates the partition's schema, tables and indexes, and adds columns that
+// descriptors gained since the tables were created.
+func (s *Store) Migrate(ctx context.Context) error {
+	db := s.db.WithContext(ctx)
+	if s.dialect == Postgres {
+		if err := db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
+			return fmt.Errorf("engine: migrate %s: create schema: %w", s.Partition, err)
+		}
+	}
+	links := linkIndexes(s.reg)
+	for _, r := range s.reg.Resources() {
+		stmts := s.DDL(r, links[r])
+		if err := db.Exec(stmts[0]).Error; err != nil {
+			return fmt.Errorf("engine: migrate %s: table %s: %w", s.Partition, r.Table, err)
+		}
+		have, err := s.columns(ctx, r)
+		if err != nil {
+			return err
+		}
+		for _, f := range r.Fields {
+			if have[f.Column] {
+				continue
+			}
+			alter := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.Table(r), quote(f.Column), s.columnType(f))
+			if err := db.Exec(alter).Error; err != nil {
+				return fmt.Errorf("engine: migrate %s: add %s.%s: %w", s.Partition, r.Table, f.Column, err)
+			}
+		}
+		for _, stmt := range stmts[1:] {
+			if err := db.Exec(stmt).Error; err != nil {
+				return fmt.Errorf("engine: migrate %s: %s: %w", s.Partition, stmt, err)
+			}
+		}
+	}
+	return nil
+}
+
+// columns lists a table's column names as the database reports them.
+func (s *Store) columns(ctx context.Context, r *Resource) (map[string]bool, error) {
+	rows, err := s.db.WithContext(ctx).Raw("SELECT * FROM " + s.Table(r) + " WHERE 1 = 0").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("engine: migrate %s: columns of %s: %w", s.Partition, r.Table, err)
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("engine: migrate %s: columns of %s: %w", s.Partition, r.Table, err)
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	return have, nil
+}

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/google/uuid"
+)
+
+// Record holds one record's values indexed by Field.Index: nil (null), string (uuid, string),
+// bool, int64 (int) or DateTime. Members outside a query's projection are nil.
+type Record []any
+
+// Get returns the value of a member by name.
+func (rec Record) Get(r *Resource, name string) any {
+	f, ok := r.byName[name]
+	if !ok {
+		return nil
+	}
+	return rec[f.Index]
+}
+
+// NewRecord returns an empty record of r.
+func (r *Resource) NewRecord() Record { return make(Record, len(r.Members)) }
+
+// validate is the one shared validator: descriptors name its tags in `validate`.
+var validate = validator.New()
+
+func checkValidateTag(tag string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	_ = validate.Var("", tag)
+	return nil
+}
+
+// ParseUUID accepts a UUID in canonical form (any case) and returns it lower-case.
+func ParseUUID(s string) (string, error) {
+	if len(s) != 36 {
+		return "", fmt.Errorf("%q is not a UUID", s)
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a UUID", s)
+	}
+	return u.String(), nil
+}
+
+// NewID returns a new time-ordered UUID (version 7) for a record key.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// ParseText converts a query-string value into the field's type.
+func (f *Field) ParseText(s string) (any, error) {
+	switch f.Type {
+	case TypeUUID:
+		return ParseUUID(s)
+	case TypeString:
+		return s, nil
+	case TypeBool:
+		switch strings.ToLower(s) {
+		case "true", "1":
+			return true, nil
+		case "false", "0":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean (true or false)", s)
+	case TypeInt:
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a 32-bit integer", s)
+		}
+		return n, nil
+	case TypeDateTime:
+		d, err := ParseDateTime(s)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
+}
+
+// parseJSON converts one JSON member into the field's type; null is nil.
+func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	switch f.Type {
+	case TypeUUID, TypeString, TypeDateTime:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("must be a %s string", f.Type)
+		}
+		if f.Type == TypeString {
+			if n := utf8.RuneCountInString(s); n > f.MaxLen {
+				return nil, fmt.Errorf("is %d characters long; the maximum is %d", n, f.MaxLen)
+			}
+			return s, nil
+		}
+		return f.ParseText(s)
+	case TypeBool:
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf("must be true or false")
+		}
+		return b, nil
+	case TypeInt:
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return nil, fmt.Errorf("must be an integer")
+		}
+		v, err := strconv.ParseInt(n.String(), 10, 64)
+		if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, fmt.Errorf("must be a 32-bit integer")
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
+}
+
+// defaultValue returns the value an omitted member takes (see FieldSpec.Default); with a nil
+// record it only checks the default.
+func defaultValue(f *Field, _ Record) (any, error) {
+	switch {
+	case f.Default == "now" && f.Type == TypeDateTime:
+		return Now(), nil
+	case f.Default == "new" && f.Type == TypeUUID:
+		return NewID(), nil
+	case f.Default != "":
+		return f.ParseText(f.Default)
+	case f.Nullable:
+		return nil, nil
+	}
+	return zeroValue(f.Type), nil
+}
+
+// zeroValue is what an omitted non-nullable member without a default stores, as the original
+// platform's .NET deserializer did: "", false, 0, the nil UUID, 0001-01-01T00:00:00+00:00.
+func zeroValue(t Type) any {
+	switch t {
+	case TypeString:
+		return ""
+	case TypeBool:
+		return false
+	case TypeInt:
+		return int64(0)
+	case TypeUUID:
+		return uuid.Nil.String()
+	case TypeDateTime:
+		return zeroDateTime
+	}
+	return nil
+}
+
+var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
+
+// DecodeBody reads a JSON object body into a record of r. Every member must be a member of the
+// record (exact case); values must have the member's type. It returns which stored members the
+// body carried. Problems are collected per member into one *ValidationError.
+func (r *Resource) DecodeBody(data []byte) (Record, []bool, error) {
+	var members map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&members); err != nil || members == nil {
+		return nil, nil, Invalid("the body must be a JSON object: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return nil, nil, Invalid("the body must hold one JSON object")
+	}
+	rec := r.NewRecord()
+	present := make([]bool, len(r.Members))
+	verr := &ValidationError{}
+	names := make([]string, 0, len(members))
+	for name := range members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, ok := r.byName[name]
+		if !ok {
+			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
+			continue
+		}
+		if !f.Stored() {
+			continue // computed members are output only; a client may echo them back
+		}
+		v, err := f.parseJSON(members[name])
+		if err != nil {
+			verr.Add(name, fmt.Sprintf("%s %v", name, err))
+			continue
+		}
+		if f.ReadOnly {
+			continue
+		}
+		rec[f.Index] = v
+		present[f.Index] = true
+	}
+	if verr.Empty() {
+		return rec, present, nil
+	}
+	return nil, nil, verr
+}
+
+func jsonProblem(err error) string {
+	if err == nil {
+		return "null is not an object"
+	}
+	return err.Error()
+}
+
+// complete fills members the body omitted and checks nulls, requirements and validate tags.
+func (r *Resource) complete(rec Record, present []bool) error {
+	verr := &ValidationError{}
+	for _, f := range r.Fields {
+		if f.ReadOnly && f.Default == "" {
+			continue
+		}
+		if !present[f.Index] || f.ReadOnly {
+			if f.Required && !f.ReadOnly {
+				verr.Add(f.Name, f.Name+" is required")
+				continue
+			}
+			v, err := defaultValue(f, rec)
+			if err != nil {
+				return fmt.Errorf("engine: default of %s.%s: %w", r.Name, f.Name, err)
+			}
+			rec[f.Index] = v
+			continue
+		}
+		v := rec[f.Index]
+		if v == nil {
+			if !f.Nullable {
+				verr.Add(f.Name, f.Name+" cannot be null")
+			}
+			continue
+		}
+		if f.Validate != "" {
+			if err := validate.Var(v, f.Validate); err != nil {
+				verr.Add(f.Name, fmt.Sprintf("%s does not satisfy %q", f.Name, f.Validate))
+			}
+		}
+	}
+	if verr.Empty() {
+		return nil
+	}
+	return verr
+}

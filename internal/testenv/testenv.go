@@ -1,0 +1,44 @@
+// Package testenv gives tests the databases they run against: always SQLite in a temporary
+// folder, and PostgreSQL when CREDO_TEST_POSTGRES names one (required when CREDO_REQUIRE_POSTGRES=1).
+package testenv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+)
+
+// Backend is one database a test suite runs against.
+type Backend struct {
+	// Name is "sqlite" or "postgres", for subtest names.
+	Name string
+	// URL is the --database value.
+	URL string
+}
+
+// Backends returns SQLite (a fresh folder) and, when configured, PostgreSQL. With
+// CREDO_REQUIRE_POSTGRES=1 a missing CREDO_TEST_POSTGRES fails the test instead of skipping it.
+func Backends(t testing.TB) []Backend {
+	t.Helper()
+	out := []Backend{{Name: "sqlite", URL: "sqlite:" + t.TempDir()}}
+	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
+		out = append(out, Backend{Name: "postgres", URL: pg})
+	} else if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+		t.Fatalf("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+	} else {
+		t.Logf("PostgreSQL cases not run: set CREDO_TEST_POSTGRES to run them")
+	}
+	return out
+}
+
+// Partition returns a fresh partition slug, so that suites sharing one PostgreSQL database
+// never see each other's rows (each partition is its own schema).
+func Partition(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "t" + hex.EncodeToString(b)
+}
