@@ -1,0 +1,43 @@
+package auth
+
+import "context"
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	// UserIdentifier is the user the credential acts as (the token's sub).
+	UserIdentifier string
+	// Email is the user's email (the token's user_email).
+	Email string
+	// OrganizationIdentifier is the organization the caller acts in (the token's org_id).
+	OrganizationIdentifier string
+	// Partition is the partition slug the credential belongs to.
+	Partition string
+	// Roles are the slugs of the caller's current groups.
+	Roles []string
+	// Operator callers may do everything in every organization of the partition.
+	Operator bool
+	// TokenID is the jti of the presented token ("" for other credentials).
+	TokenID string
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the request's principal, or nil when the request is anonymous.
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// Scope returns the organization a caller's queries are limited to: "" for operators and
+// anonymous internal calls, the caller's organization otherwise.
+func (p *Principal) Scope() string {
+	if p == nil || p.Operator {
+		return ""
+	}
+	return p.OrganizationIdentifier
+}
