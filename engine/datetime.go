@@ -69,7 +69,7 @@ func ParseDateTime(s string) (DateTime, error) {
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, okh := strconv.Atoi(rest[1:3])
 		om, okm := strconv.Atoi(rest[4:6])
-		if okh != nil || okm != nil || oh > 14 || om > 59 {
+		if okh != nil || okm != nil || oh > 14 || om > 59 || oh == 14 && om > 0 {
 			return bad()
 		}
 		offset = oh*3600 + om*60

@@ -1,0 +1,32 @@
+# credo: make run serves the API on the embedded SQLite default; make test runs every test.
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
+LDFLAGS := -X credo/handlers.Version=$(VERSION)
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: run build test test-postgres lint bench seed
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/credo ./cmd/credo
+
+## run: serve /v2/e01/... on 127.0.0.1:8080 from ./data (SQLite).
+run: build
+	./bin/credo serve
+
+## test: vet and test everything. PostgreSQL cases run when CREDO_TEST_POSTGRES is set;
+## CREDO_REQUIRE_POSTGRES=1 makes a missing PostgreSQL a failure (CI sets both).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## test-postgres: start the local PostgreSQL cluster (see scripts/postgres.sh) and test on both stores.
+test-postgres:
+	eval "$$(bash scripts/postgres.sh)" && CREDO_REQUIRE_POSTGRES=1 $(MAKE) test
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+seed: build
+	./bin/credo seed --partition e01

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// RowError is one problem of one row of a bulk load, with the row's 0-based index.
+type RowError struct {
+	Row    int
+	Member string
+	Msg    string
+}
+
+// BulkError lists every problem of a bulk load; nothing was written. It is an ErrInvalid.
+type BulkError struct{ Rows []RowError }
+
+func (e *BulkError) Error() string {
+	s := fmt.Sprintf("%d problem(s)", len(e.Rows))
+	for i, r := range e.Rows {
+		if i == 10 {
+			s += fmt.Sprintf("; and %d more", len(e.Rows)-10)
+			break
+		}
+		s += fmt.Sprintf("; %s (%d)", r.Msg, r.Row)
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *BulkError) Is(target error) bool { return target == ErrInvalid }
+
+// DecodeRow reads one CSV row (cells under header names) into a record: a cell is parsed as its
+// member's type; an empty cell is omitted (null, default or zero, as in a body).
+func (r *Resource) DecodeRow(header, cells []string) (Record, []bool, error) {
+	rec := r.NewRecord()
+	present := make([]bool, len(r.Members))
+	verr := &ValidationError{}
+	for i, name := range header {
+		f, ok := r.byName[name]
+		if !ok {
+			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
+			continue
+		}
+		if i >= len(cells) || cells[i] == "" || !f.Stored() || f.ReadOnly {
+			continue
+		}
+		v, err := f.ParseText(cells[i])
+		if err == nil && f.Type == TypeString && len([]rune(cells[i])) > f.MaxLen {
+			err = fmt.Errorf("is longer than %d characters", f.MaxLen)
+		}
+		if err != nil {
+			verr.Add(name, fmt.Sprintf("%s %v", name, err))
+			continue
+		}
+		rec[f.Index], present[f.Index] = v, true
+	}
+	if !verr.Empty() {
+		return nil, nil, verr
+	}
+	return rec, present, nil
+}
+
+// DecodeArray reads a JSON array of bodies; each element goes through DecodeBody.
+func (r *Resource) DecodeArray(data []byte) ([]Record, [][]bool, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, nil, Invalid("the file must be a JSON array of %s objects: %v", r.Name, err)
+	}
+	recs := make([]Record, len(raws))
+	presents := make([][]bool, len(raws))
+	bulk := &BulkError{}
+	for i, raw := range raws {
+		rec, present, err := r.DecodeBody(raw)
+		if err != nil {
+			bulk.add(i, err)
+			continue
+		}
+		recs[i], presents[i] = rec, present
+	}
+	if len(bulk.Rows) > 0 {
+		return nil, nil, bulk
+	}
+	return recs, presents, nil
+}
+
+func (e *BulkError) add(row int, err error) {
+	if v, ok := err.(*ValidationError); ok && len(v.Fields) > 0 {
+		for _, m := range v.Members() {
+			for _, msg := range v.Fields[m] {
+				e.Rows = append(e.Rows, RowError{Row: row, Member: m, Msg: msg})
+			}
+		}
+		return
+	}
+	e.Rows = append(e.Rows, RowError{Row: row, Msg: err.Error()})
+}
+
+// InsertAll validates every record, then inserts them all in one transaction, in batches.
+// Any invalid record or failed insert writes nothing; problems carry the row index.
+func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string) error {
+	bulk := &BulkError{}
+	rows := make([]map[string]any, 0, len(recs))
+	for i, rec := range recs {
+		if err := s.prepareNew(r, rec, presents[i], org); err != nil {
+			bulk.add(i, err)
+			continue
+		}
+		rows = append(rows, columnsOf(r, rec))
+	}
+	if len(bulk.Rows) > 0 {
+		sort.SliceStable(bulk.Rows, func(i, j int) bool { return bulk.Rows[i].Row < bulk.Rows[j].Row })
+		return fmt.Errorf("engine: load %s: %w", r.Name, bulk)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	// PostgreSQL takes at most 65535 bind values in a statement.
+	batch := max(1, 60000/len(r.Fields))
+	err := s.Transaction(ctx, func(tx *Store) error {
+		for start := 0; start < len(rows); start += batch {
+			end := min(start+batch, len(rows))
+			if err := tx.db.Table(tx.TableName(r)).Create(rows[start:end]).Error; err != nil {
+				return translate(r, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("engine: load %s: %w", r.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"credo/engine"
+	"credo/handlers/problem"
+)
+
+// negotiate picks the response format from Accept: JSON for application/json, application/*,
+// */* or no Accept; CSV for text/csv where csvOK. Anything else is a 406 (decisions §3).
+func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return engine.FormatJSON, nil
+	}
+	best, bestQ := engine.Format(""), -1.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			q = parseQ(v)
+		}
+		if q <= 0 {
+			continue
+		}
+		var f engine.Format
+		switch mt {
+		case "application/json", "application/*", "*/*", "application/problem+json", "text/json":
+			f = engine.FormatJSON
+		case "text/csv", "text/*":
+			if csvOK {
+				f = engine.FormatCSV
+			} else if mt == "text/*" {
+				continue
+			}
+		}
+		if f != "" && q > bestQ {
+			best, bestQ = f, q
+		}
+	}
+	if best == "" {
+		offered := "application/json"
+		if csvOK {
+			offered += " or text/csv"
+		}
+		return "", problem.New(http.StatusNotAcceptable, "Accept %q is not offered here; use %s.", accept, offered)
+	}
+	return best, nil
+}
+
+func parseQ(v string) float64 {
+	var q float64
+	for i, c := range v {
+		switch {
+		case c >= '0' && c <= '9':
+			if i == 0 {
+				q = float64(c - '0')
+			}
+		case c == '.':
+			frac := 0.1
+			for _, d := range v[i+1:] {
+				if d < '0' || d > '9' {
+					break
+				}
+				q += float64(d-'0') * frac
+				frac /= 10
+			}
+			return q
+		default:
+			return 0
+		}
+	}
+	return q
+}
+
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "application/merge-patch+json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,274 @@
+package handlers
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers/problem"
+)
+
+// MaxBodyBytes caps create, update and patch bodies (decisions §3); larger is a 413.
+const MaxBodyBytes = 1 << 20
+
+// resourceHandler serves the standard operations of one record group: decode, one engine
+// call, write.
+type resourceHandler struct {
+	res *engine.Resource
+}
+
+func (h *resourceHandler) handler(op engine.Op) problem.HandlerFunc {
+	switch op {
+	case engine.OpGet:
+		return h.get
+	case engine.OpExists:
+		return h.exists
+	case engine.OpCreate:
+		return h.create
+	case engine.OpUpdate:
+		return h.update
+	case engine.OpPatch:
+		return h.patch
+	case engine.OpDelete:
+		return h.delete
+	case engine.OpCount:
+		return h.count
+	case engine.OpList:
+		return h.list(engine.KindList)
+	case engine.OpSearch:
+		return h.list(engine.KindSearch)
+	}
+	panic(fmt.Sprintf("handlers: no handler for operation %q", op))
+}
+
+// scope returns the organization the caller is limited to for this resource.
+func (h *resourceHandler) scope(r *http.Request) string {
+	if !h.res.Scoped() {
+		return ""
+	}
+	return auth.FromContext(r.Context()).Scope()
+}
+
+func (h *resourceHandler) key(r *http.Request) ([]any, error) {
+	vars := mux.Vars(r)
+	segs := make([]string, len(h.res.Key))
+	for i := range segs {
+		segs[i] = vars[keyVar(i)]
+	}
+	return h.res.ParseKey(segs)
+}
+
+func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
+	if _, err := negotiate(r, false); err != nil {
+		return err
+	}
+	key, err := h.key(r)
+	if err != nil {
+		return err
+	}
+	fields, err := h.res.ParseFields(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	rec, err := engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, fields, h.scope(r))
+	if err != nil {
+		return err
+	}
+	return writeRecord(w, http.StatusOK, rec, fields)
+}
+
+// exists answers HEAD with 200 or 404, the JSON type and the length of `true` or `false`.
+func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
+	found := false
+	key, err := h.key(r)
+	if err == nil {
+		found, err = engine.StoreFrom(r.Context()).Exists(r.Context(), h.res, key, h.scope(r))
+		if err != nil {
+			return err
+		}
+	} else if !engine.IsNotFound(err) {
+		return err
+	}
+	body, status := "false", http.StatusNotFound
+	if found {
+		body, status = "true", http.StatusOK
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	return nil
+}
+
+func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	rec, err := engine.StoreFrom(r.Context()).Create(r.Context(), h.res, body, h.scope(r))
+	if err != nil {
+		return err
+	}
+	loc := "/v2/" + mux.Vars(r)["partition"] + "/" + h.res.Path
+	for _, k := range h.res.Key {
+		loc += "/" + url.PathEscape(fmt.Sprint(rec[k.Index]))
+	}
+	w.Header().Set("Location", loc)
+	return writeRecord(w, http.StatusCreated, rec, h.res.Output)
+}
+
+func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
+	key, err := h.key(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := engine.StoreFrom(r.Context()).Update(r.Context(), h.res, key, body, h.scope(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
+	key, err := h.key(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := engine.StoreFrom(r.Context()).Patch(r.Context(), h.res, key, body, h.scope(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {
+	key, err := h.key(r)
+	if err != nil {
+		return err
+	}
+	if err := engine.StoreFrom(r.Context()).Delete(r.Context(), h.res, key, h.scope(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
+	if _, err := negotiate(r, false); err != nil {
+		return err
+	}
+	q, err := h.res.ParseQuery(r.URL.Query(), engine.KindCount)
+	if err != nil {
+		return err
+	}
+	logOrigin(r, q.Origin)
+	q.Org = h.scope(r)
+	n, err := engine.StoreFrom(r.Context()).Count(r.Context(), h.res, q)
+	if err != nil {
+		return err
+	}
+	return problem.JSON(w, http.StatusOK, struct{ Count int64 }{n})
+}
+
+func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		accept, err := negotiate(r, true)
+		if err != nil {
+			return err
+		}
+		q, err := h.res.ParseQuery(r.URL.Query(), kind)
+		if err != nil {
+			return err
+		}
+		logOrigin(r, q.Origin)
+		if !hasFormat(r.URL.Query()) {
+			q.Format = accept
+		}
+		q.Org = h.scope(r)
+		recs, total, err := engine.StoreFrom(r.Context()).List(r.Context(), h.res, q)
+		if err != nil {
+			return err
+		}
+		pg, _ := json.Marshal(struct {
+			Page, PageSize int
+			TotalCount     int64
+		}{q.Page, q.Take, total})
+		w.Header().Set("X-Query-Pagination", string(pg))
+		if q.Format == engine.FormatCSV {
+			return writeCSV(w, recs, q.Fields)
+		}
+		return writeRecords(w, recs, q.Fields)
+	}
+}
+
+func hasFormat(v url.Values) bool { return v.Has("Format") || v.Has("Filter.Format") }
+
+// readBody reads a JSON body of at most MaxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONType(ct) {
+		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not JSON; send application/json.", ct)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("handlers: read body: %w", err)
+	}
+	return body, nil
+}
+
+func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {
+	b := engine.AppendJSON(make([]byte, 0, 512), rec, fields)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
+func writeRecords(w http.ResponseWriter, recs []engine.Record, fields []*engine.Field) error {
+	b := make([]byte, 0, 256*len(recs)+2)
+	b = append(b, '[')
+	for i, rec := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = engine.AppendJSON(b, rec, fields)
+	}
+	b = append(b, ']', '\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(b)
+	return err
+}
+
+func writeCSV(w http.ResponseWriter, recs []engine.Record, fields []*engine.Field) error {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if err := cw.Write(engine.Names(fields)); err != nil {
+		return err
+	}
+	var cells []string
+	for _, rec := range recs {
+		cells = engine.TextValues(rec, fields, cells)
+		if err := cw.Write(cells); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
