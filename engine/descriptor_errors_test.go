@@ -98,17 +98,17 @@ func TestExtraGroup(t *testing.T) {
 	}
 	wantOps := []engine.Op{engine.OpGet, engine.OpExists, engine.OpUpdate, engine.OpPatch, engine.OpDelete,
 		engine.OpCreate, engine.OpCount, engine.OpList, engine.OpSearch}
-	if got := r.Ops(); !equal(got, wantOps) {
+	if got := r.Ops(); !sameSlice(got, wantOps) {
 		t.Errorf("ops %v, want %v", got, wantOps)
 	}
 	wantFilters := []string{"CommentCreatedBy", "OrganizationIdentifier", "UserIdentifier", "CommentText", "CommentCreated"}
-	if got := filterNames(r); !equal(got, wantFilters) {
+	if got := groupFilterNames(r); !sameSlice(got, wantFilters) {
 		t.Errorf("filters %v, want %v", got, wantFilters)
 	}
 	if f, _ := r.Filter("CommentText"); f == nil || f.Op != engine.MatchContains {
 		t.Errorf("CommentText filter %+v, want contains", f)
 	}
-	if got := r.KeyNames(); !equal(got, []string{"CommentIdentifier"}) {
+	if got := r.KeyNames(); !sameSlice(got, []string{"CommentIdentifier"}) {
 		t.Errorf("key %v, want [CommentIdentifier]", got)
 	}
 }
