@@ -138,6 +138,9 @@ func constraintFields(r *Resource, name, sqliteCols string) []*Field {
 	var cols []string
 	for _, c := range strings.Split(sqliteCols, ",") {
 		c = strings.TrimSpace(c)
+		if i := strings.Index(c, " "); i >= 0 {
+			c = c[:i] // SQLite appends the extended code, e.g. " (2067)"
+		}
 		if i := strings.LastIndex(c, "."); i >= 0 {
 			c = c[i+1:]
 		}

@@ -196,14 +196,25 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 }
 
 // Migrate creates the partition's schema, tables and indexes, and adds columns that
-// descriptors gained since the tables were created.
+// descriptors gained since the tables were created. On PostgreSQL it runs in one transaction
+// under an advisory lock, so that processes starting together do not race.
 func (s *Store) Migrate(ctx context.Context) error {
-	db := s.db.WithContext(ctx)
-	if s.dialect == Postgres {
-		if err := db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
+	if s.dialect != Postgres {
+		return s.migrate(ctx)
+	}
+	return s.Transaction(ctx, func(tx *Store) error {
+		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", int64(fnv32("credo-migrate:"+s.schema))).Error; err != nil {
+			return fmt.Errorf("engine: migrate %s: lock: %w", s.Partition, err)
+		}
+		if err := tx.db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
 			return fmt.Errorf("engine: migrate %s: create schema: %w", s.Partition, err)
 		}
-	}
+		return tx.migrate(ctx)
+	})
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	db := s.db.WithContext(ctx)
 	links := linkIndexes(s.reg)
 	for _, r := range s.reg.Resources() {
 		stmts := s.DDL(r, links[r])

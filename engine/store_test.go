@@ -1,0 +1,364 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"credo/engine"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+const (
+	wOrgA = "0190a6f0-0000-7000-8000-00000000000a"
+	wOrgB = "0190a6f0-0000-7000-8000-00000000000b"
+)
+
+func fixtureRegistry(t testing.TB) *engine.Registry {
+	t.Helper()
+	reg, err := engine.Load(resources.FS, os.DirFS("../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// eachStore runs fn on a fresh partition of every backend.
+func eachStore(t *testing.T, reg *engine.Registry, fn func(t *testing.T, s *engine.Store)) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			p := testenv.Partition(t)
+			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			s, _ := db.Store(p)
+			fn(t, s)
+		})
+	}
+}
+
+func mustCreate(t *testing.T, s *engine.Store, r *engine.Resource, body string) engine.Record {
+	t.Helper()
+	rec, err := s.Create(context.Background(), r, []byte(body), "")
+	if err != nil {
+		t.Fatalf("create %s: %v", body, err)
+	}
+	return rec
+}
+
+func widget(code string, extra string) string {
+	return fmt.Sprintf(`{"OrganizationIdentifier":%q,"WidgetCode":%q%s}`, wOrgA, code, extra)
+}
+
+func TestStoreCreateGetRoundTrip(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		rec := mustCreate(t, s, w, widget("A1", `,"WidgetTitle":"Blue \"one\"","WidgetEnabled":true,"WidgetSize":-3,"WidgetMade":"2024-03-10T14:30:00.1234567-06:00"`))
+		id := rec.Get(w, "WidgetIdentifier").(string)
+		if !strings.HasPrefix(id, "01") || len(id) != 36 {
+			t.Errorf("new key %q is not a UUIDv7", id)
+		}
+		got, err := s.Get(ctx, w, []any{id}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"WidgetIdentifier":%q,"OrganizationIdentifier":%q,"WidgetCode":"A1","WidgetTitle":"Blue \"one\"","WidgetEnabled":true,"WidgetSize":-3,"WidgetMade":"2024-03-10T14:30:00.1234567-06:00","WidgetEmail":null,"PartIdentifier":null,"PartName":null}`, id, wOrgA)
+		if js := string(engine.AppendJSON(nil, got, w.Output)); js != want {
+			t.Errorf("get:\n got %s\nwant %s", js, want)
+		}
+		if _, err := s.Get(ctx, w, []any{id}, nil, wOrgB); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("get from another organization: %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestStoreValidation(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	tests := []struct {
+		name, body, member string
+	}{
+		{name: "unknown member", body: widget("A", `,"Colour":"red"`), member: "Colour"},
+		{name: "wrong type", body: widget("A", `,"WidgetSize":"big"`), member: "WidgetSize"},
+		{name: "out of int32", body: widget("A", `,"WidgetSize":3000000000`), member: "WidgetSize"},
+		{name: "no offset", body: widget("A", `,"WidgetMade":"2024-03-10T14:30:00"`), member: "WidgetMade"},
+		{name: "null for non-nullable", body: widget("A", `,"WidgetEnabled":null`), member: "WidgetEnabled"},
+		{name: "missing required", body: fmt.Sprintf(`{"OrganizationIdentifier":%q}`, wOrgA), member: "WidgetCode"},
+		{name: "too long", body: widget(strings.Repeat("x", 21), ""), member: "WidgetCode"},
+		{name: "validate tag", body: widget("A", `,"WidgetEmail":"not-an-email"`), member: "WidgetEmail"},
+		{name: "bad uuid", body: widget("A", `,"PartIdentifier":"nope"`), member: "PartIdentifier"},
+	}
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		for _, tt := range tests {
+			_, err := s.Create(context.Background(), w, []byte(tt.body), "")
+			var verr *engine.ValidationError
+			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrInvalid) {
+				t.Errorf("%s: err = %v, want a ValidationError", tt.name, err)
+				continue
+			}
+			if _, ok := verr.Fields[tt.member]; !ok {
+				t.Errorf("%s: problems %v do not name %s", tt.name, verr.Fields, tt.member)
+			}
+		}
+		n, err := s.Count(context.Background(), w, engine.Query{})
+		if err != nil || n != 0 {
+			t.Errorf("count after refused creates = %d, %v; want 0 (nothing half-written)", n, err)
+		}
+	})
+}
+
+func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		first := mustCreate(t, s, w, widget("DUP", ""))
+		_, err := s.Create(ctx, w, []byte(widget("DUP", "")), "")
+		var verr *engine.ValidationError
+		if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) || verr.Fields["WidgetCode"] == nil {
+			t.Fatalf("duplicate unique: %v, want a conflict naming WidgetCode", err)
+		}
+		_, err = s.Create(ctx, w, []byte(widget("OTHER", fmt.Sprintf(`,"WidgetIdentifier":%q`, first.Get(w, "WidgetIdentifier")))), "")
+		if !errors.As(err, &verr) || verr.Fields["WidgetIdentifier"] == nil {
+			t.Fatalf("duplicate key: %v, want a conflict naming WidgetIdentifier", err)
+		}
+	})
+}
+
+func TestStoreUpdatePatchDelete(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		rec := mustCreate(t, s, w, widget("U1", `,"WidgetTitle":"T","WidgetSize":5`))
+		key := []any{rec.Get(w, "WidgetIdentifier")}
+		other := "0190a6f0-0000-7000-8000-0000000000ff"
+		if err := s.Update(ctx, w, key, []byte(widget("U1", fmt.Sprintf(`,"WidgetIdentifier":%q`, other))), ""); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("update with another body key: %v, want ErrInvalid", err)
+		}
+		if err := s.Update(ctx, w, key, []byte(widget("U2", "")), ""); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Get(ctx, w, key, nil, "")
+		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetTitle") != nil || got.Get(w, "WidgetSize") != nil {
+			t.Errorf("update is a full replacement; got %v", got)
+		}
+		if err := s.Patch(ctx, w, key, []byte(`{"WidgetSize":7}`), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Patch(ctx, w, key, []byte(`{"WidgetEnabled":null}`), ""); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("patch null into non-nullable: %v, want ErrInvalid", err)
+		}
+		got, _ = s.Get(ctx, w, key, nil, "")
+		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetSize") != int64(7) {
+			t.Errorf("patch keeps other members; got %v", got)
+		}
+		missing := []any{other}
+		for name, err := range map[string]error{
+			"update": s.Update(ctx, w, missing, []byte(widget("X", "")), ""),
+			"patch":  s.Patch(ctx, w, missing, []byte(`{}`), ""),
+			"delete": s.Delete(ctx, w, missing, ""),
+			"scoped": s.Delete(ctx, w, key, wOrgB),
+		} {
+			if !errors.Is(err, engine.ErrNotFound) {
+				t.Errorf("%s of a missing record: %v, want ErrNotFound", name, err)
+			}
+		}
+		if err := s.Delete(ctx, w, key, wOrgA); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := s.Exists(ctx, w, key, ""); ok {
+			t.Error("record exists after delete")
+		}
+	})
+}
+
+func query(t *testing.T, r *engine.Resource, kind engine.Kind, params string) engine.Query {
+	t.Helper()
+	v, err := url.ParseQuery(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := r.ParseQuery(v, kind)
+	if err != nil {
+		t.Fatalf("ParseQuery(%q): %v", params, err)
+	}
+	return q
+}
+
+func TestStorePagingReturnsEveryRecordOnce(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		for i := range 50 {
+			// Codes collide in the sort order in pairs, so the key tie-breaker matters.
+			mustCreate(t, s, w, fmt.Sprintf(`{"OrganizationIdentifier":%q,"WidgetCode":"C%02d","WidgetSize":%d}`, []string{wOrgA, wOrgB}[i%2], i/2, i%3))
+		}
+		seen := map[any]int{}
+		for page := 1; page <= 8; page++ {
+			recs, total, err := s.List(ctx, w, query(t, w, engine.KindList, fmt.Sprintf("Take=7&Page=%d&Sort=WidgetSize desc", page)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != 50 {
+				t.Errorf("page %d: total %d, want 50", page, total)
+			}
+			if want := min(7, 50-(page-1)*7); len(recs) != want {
+				t.Errorf("page %d: %d records, want %d", page, len(recs), want)
+			}
+			for _, r := range recs {
+				seen[r.Get(w, "WidgetIdentifier")]++
+			}
+		}
+		if len(seen) != 50 {
+			t.Errorf("saw %d distinct records over the pages, want 50", len(seen))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("record %v seen %d times", id, n)
+			}
+		}
+	})
+}
+
+func TestStoreFilters(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	part := reg.MustByName("WidgetPart")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		a := mustCreate(t, s, w, widget("F1", `,"WidgetTitle":"Alpha Beam","WidgetEnabled":true,"WidgetSize":1,"WidgetMade":"2024-03-10T14:30:00-06:00"`))
+		mustCreate(t, s, w, widget("F2", `,"WidgetTitle":"100% beta_x","WidgetSize":2,"WidgetMade":"2024-03-10T21:00:00+01:00"`))
+		mustCreate(t, s, w, widget("F3", `,"WidgetTitle":"gamma","WidgetSize":3,"WidgetMade":"2024-03-11T00:00:00Z"`))
+		pid := "0190a6f0-0000-7000-8000-0000000000p1"
+		pid = strings.Replace(pid, "p1", "c1", 1)
+		rec := part.NewRecord()
+		present := make([]bool, len(part.Members))
+		for name, v := range map[string]any{"PartIdentifier": pid, "WidgetIdentifier": a.Get(w, "WidgetIdentifier"), "PartName": "Sprocket"} {
+			f, _ := part.Member(name)
+			rec[f.Index], present[f.Index] = v, true
+		}
+		if _, err := s.Insert(ctx, part, rec, present, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Patch(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, []byte(fmt.Sprintf(`{"PartIdentifier":%q}`, pid)), ""); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			params string
+			codes  string
+		}{
+			{params: "WidgetCode=F2", codes: "F2"},
+			{params: "WidgetCode=f2", codes: ""},
+			{params: "WidgetTitle=BEAM", codes: "F1"},
+			{params: "WidgetTitle=%25", codes: "F2"},
+			{params: "WidgetTitle=a_b", codes: ""},
+			{params: "WidgetTitle=beta_x", codes: "F2"},
+			{params: "WidgetEnabled=true", codes: "F1"},
+			{params: "WidgetSize=3", codes: "F3"},
+			{params: "WidgetMade=2024-03-10T20:30:00Z", codes: "F1"},
+			{params: "WidgetMade=2024-03-10T21:30:00%2B01:00", codes: "F1"},
+			{params: "WidgetMadeSince=2024-03-10T20:30:00Z", codes: "F1,F3"},
+			{params: "WidgetMadeBefore=2024-03-10T20:30:00Z", codes: "F2"},
+			{params: "WidgetMadeSince=2024-03-10T20:00:00Z&WidgetMadeBefore=2024-03-11T00:00:00Z", codes: "F1,F2"},
+			{params: "PartNameLike=sprock", codes: "F1"},
+			{params: "Identifier=" + a.Get(w, "WidgetIdentifier").(string), codes: "F1"},
+			{params: "Sort=WidgetMade", codes: "F2,F1,F3"},
+			{params: "Sort=widgetsize DESC", codes: ""},
+			{params: "Sort=WidgetSize DESC", codes: "F3,F2,F1"},
+			{params: "Origin.Reason=audit&Filter.Take=2", codes: "F1,F2"},
+		}
+		for _, tt := range tests {
+			v, _ := url.ParseQuery(tt.params)
+			q, err := w.ParseQuery(v, engine.KindList)
+			if tt.params == "Sort=widgetsize DESC" {
+				if !errors.Is(err, engine.ErrInvalid) {
+					t.Errorf("%s: sort field names are exact; err = %v", tt.params, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tt.params, err)
+			}
+			recs, _, err := s.List(ctx, w, q)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.params, err)
+			}
+			var codes []string
+			for _, r := range recs {
+				codes = append(codes, r.Get(w, "WidgetCode").(string))
+			}
+			if got := strings.Join(codes, ","); got != tt.codes {
+				t.Errorf("%s: got %q, want %q", tt.params, got, tt.codes)
+			}
+		}
+		// Search projects the reduced record with its computed count.
+		recs, _, err := s.List(ctx, w, query(t, w, engine.KindSearch, "WidgetCode=F1"))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("search: %v %v", recs, err)
+		}
+		if js := string(engine.AppendJSON(nil, recs[0], w.SearchFields)); !strings.Contains(js, `"PartCount":1`) || strings.Contains(js, "WidgetTitle") {
+			t.Errorf("search record %s", js)
+		}
+		got, _ := s.Get(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, nil, "")
+		if got.Get(w, "PartName") != "Sprocket" {
+			t.Errorf("computed lookup PartName = %v", got.Get(w, "PartName"))
+		}
+	})
+}
+
+func TestParseQueryRejects(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	tests := []struct {
+		params, member string
+		kind           engine.Kind
+	}{
+		{params: "Colour=red", member: "Colour"},
+		{params: "WidgetSize=big", member: "WidgetSize"},
+		{params: "WidgetEnabled=maybe", member: "WidgetEnabled"},
+		{params: "WidgetMade=2024-03-10T14:30:00", member: "WidgetMade"},
+		{params: "Identifier=12", member: "Identifier"},
+		{params: "WidgetIdentifier=" + wOrgA, member: "WidgetIdentifier"},
+		{params: "Take=0", member: "Take"},
+		{params: "Take=51", member: "Take"},
+		{params: "Page=0", member: "Page"},
+		{params: "Take=5&Filter.Take=6", member: "Take"},
+		{params: "Filter.Bogus=1", member: "Filter.Bogus"},
+		{params: "Origin.When=yesterday", member: "Origin.When"},
+		{params: "Origin.Nope=1", member: "Origin.Nope"},
+		{params: "Sort=Nope", member: "Sort"},
+		{params: "Sort=WidgetCode sideways", member: "Sort"},
+		{params: "Includes=Nope", member: "Includes"},
+		{params: "Excludes=PartCount", member: "Excludes"},
+		{params: "Format=xml", member: "Format"},
+		{params: "Take=5", member: "Take", kind: engine.KindCount},
+		{params: "WidgetCode=a&WidgetCode=b", member: "WidgetCode"},
+	}
+	for _, tt := range tests {
+		v, _ := url.ParseQuery(tt.params)
+		kind := tt.kind
+		if kind == engine.KindCount && tt.params != "Take=5" {
+			kind = engine.KindList
+		}
+		_, err := w.ParseQuery(v, kind)
+		var verr *engine.ValidationError
+		if !errors.As(err, &verr) || verr.Fields[tt.member] == nil {
+			t.Errorf("ParseQuery(%q) = %v, want a problem naming %s", tt.params, err, tt.member)
+		}
+	}
+	q := query(t, w, engine.KindList, "Includes=WidgetSize,WidgetCode&Excludes=WidgetSize&Take=5&Filter.Take=5")
+	if names := engine.Names(q.Fields); strings.Join(names, ",") != "WidgetCode" || q.Take != 5 {
+		t.Errorf("Includes/Excludes/aliases gave %v take %d", names, q.Take)
+	}
+}
