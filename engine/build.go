@@ -76,7 +76,7 @@ func escapeLike(s string) string {
 
 // linkCond renders `t.local IN (SELECT x.remote FROM other x WHERE <x.field op v>)`.
 func (s *Store) linkCond(c *Computed, op MatchOp, v any) clause.Expression {
-	sub := s.db.Table(s.Table(c.From)+" AS x").Select("x."+quote(c.Remote.Column)).
+	sub := s.db.Table(s.Table(c.From) + " AS x").Select("x." + quote(c.Remote.Column)).
 		Where(s.cond("x", c.Field, op, v))
 	return clause.Expr{SQL: "? IN (?)", Vars: []any{col(alias, c.Local.Column), sub}}
 }

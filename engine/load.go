@@ -2,13 +2,11 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -114,6 +112,9 @@ func parse(file string, data []byte) (*parsed, error) {
 	dec.KnownFields(true)
 	p := &parsed{file: file}
 	if err := dec.Decode(&p.d); err != nil {
+		if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("descriptor %s:%s: %s", file, m[1], m[2])
+		}
 		return nil, fmt.Errorf("descriptor %s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var root yaml.Node
@@ -150,6 +151,8 @@ func findLine(n *yaml.Node, value string) int {
 }
 
 var (
+	// yamlLineRe picks the first "line N: message" of a yaml.v3 error.
+	yamlLineRe = regexp.MustCompile(`line (\d+): ([^\n]*)`)
 	identRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	nameRe  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	pathRe  = regexp.MustCompile(`^[a-z]+(/[a-z][a-z-]*)+$`)
@@ -542,8 +545,6 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 	return out, nil
 }
 
-var errNoValue = errors.New("no value")
-
 func hookNames[H any](m map[string]H) string {
 	var names []string
 	for n := range m {
@@ -551,13 +552,4 @@ func hookNames[H any](m map[string]H) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// quoteList renders names for messages.
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }

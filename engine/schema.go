@@ -142,6 +142,12 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 		for _, f := range r.Members {
 			add(f.Computed)
 		}
+		// A filter on a lookup runs `local IN (SELECT remote FROM from WHERE field op ?)`.
+		for _, f := range r.Filters {
+			if c := f.Field.Computed; c != nil && !c.Count {
+				out[c.From] = append(out[c.From], []*Field{c.Field, c.Remote})
+			}
+		}
 		for _, sc := range r.Scope {
 			if sc.Via != nil {
 				add(sc.Via)
@@ -180,11 +186,20 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 	}
 	index := func(kind, prefix string, fields []*Field) string {
 		cols := make([]string, len(fields))
+		var where []string
 		for i, f := range fields {
 			cols[i] = quote(f.Column)
+			// An omitted string is stored as "": it must not collide with other omitted ones.
+			if kind != "" && f.Type == TypeString && !f.Key {
+				where = append(where, quote(f.Column)+" <> ''")
+			}
 		}
 		name := indexName(prefix, r, fields)
-		return fmt.Sprintf("CREATE %sINDEX IF NOT EXISTS %s ON %s (%s)", kind, quote(name), s.Table(r), strings.Join(cols, ", "))
+		stmt := fmt.Sprintf("CREATE %sINDEX IF NOT EXISTS %s ON %s (%s)", kind, quote(name), s.Table(r), strings.Join(cols, ", "))
+		if len(where) > 0 {
+			stmt += " WHERE " + strings.Join(where, " AND ")
+		}
+		return stmt
 	}
 	for _, u := range unique {
 		stmts = append(stmts, index("UNIQUE ", "ux", u))
