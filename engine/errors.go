@@ -58,8 +58,14 @@ func (e *ValidationError) Error() string {
 		return e.Detail
 	}
 	var msgs []string
+	seen := map[string]bool{}
 	for _, m := range e.Members() {
-		msgs = append(msgs, e.Fields[m]...)
+		for _, msg := range e.Fields[m] {
+			if !seen[msg] {
+				seen[msg] = true
+				msgs = append(msgs, msg)
+			}
+		}
 	}
 	s := strings.Join(msgs, "; ")
 	if e.Detail != "" {

@@ -96,6 +96,8 @@ func (s *Server) Handler() http.Handler {
 			}
 			if r.Offers(op) {
 				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], h.handler(op)))
+			} else if op == engine.OpCount || op == engine.OpSearch {
+				v2.Handle("/"+path, methodNotAllowed(nil)) // before the item routes take it for an id
 			}
 		}
 	}
