@@ -13,6 +13,12 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // testKey is the signing key of the tests; forged tokens are signed with it too.
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
+// clock is a settable test clock.
+type clock struct{ now time.Time }
+
+func newClock() *clock                   { return &clock{now: t0} }
+func (c *clock) Now() time.Time          { return c.now }
+func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }
 func ptr[T any](v T) *T                  { return &v }
 

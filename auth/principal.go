@@ -16,9 +16,24 @@ type Principal struct {
 	Roles []string
 	// Operator callers may do everything in every organization of the partition.
 	Operator bool
-	// TokenID is the jti of the presented token ("" for other credentials).
+	// TokenID is the id by which the presented credential can be revoked: the jti of a bearer
+	// token or the Identifier of a session cookie ("" for other credentials).
 	TokenID string
+	// Credential is how the caller authenticated; "" for principals not made by an
+	// Authenticator.
+	Credential Credential
 }
+
+// Credential is the kind of credential a request presented.
+type Credential string
+
+// The credentials an Authenticator accepts.
+const (
+	// CredentialBearer is an access token in "Authorization: Bearer".
+	CredentialBearer Credential = "Bearer"
+	// CredentialCookie is a session cookie.
+	CredentialCookie Credential = "Cookie"
+)
 
 type principalKey struct{}
 

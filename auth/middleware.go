@@ -1,0 +1,133 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// DefaultCookieName is the session cookie's name when an Authenticator names none.
+const DefaultCookieName = "credo_session"
+
+// Account is what storage says of a user now, as opposed to when its credential was issued.
+type Account struct {
+	// Operator is the person's IsOperator flag.
+	Operator bool
+	// Roles are the slugs of the user's current groups; they replace the credential's roles.
+	Roles []string
+}
+
+// Accounts re-reads a caller's operator status and roles from storage on each request, so that
+// a long-lived token cannot keep privileges its user has lost. Another package implements it.
+type Accounts interface {
+	// Account returns the account of a user acting in an organization of a partition. When
+	// the user may no longer act there (deleted, no person in the organization), it returns an
+	// error wrapping ErrUnauthenticated whose message says so; any other error is a failure.
+	Account(ctx context.Context, partition, userID, organizationID string) (Account, error)
+}
+
+// AccountsFunc adapts a function to Accounts.
+type AccountsFunc func(ctx context.Context, partition, userID, organizationID string) (Account, error)
+
+// Account calls f.
+func (f AccountsFunc) Account(ctx context.Context, partition, userID, organizationID string) (Account, error) {
+	return f(ctx, partition, userID, organizationID)
+}
+
+// Authenticator establishes the caller of a request from its credential: an access token in
+// "Authorization: Bearer <token>" first, otherwise the session cookie. Build it with its
+// fields; only Tokens is required.
+type Authenticator struct {
+	// Tokens verifies bearer tokens.
+	Tokens *Tokens
+	// Cookies validates session cookies; nil accepts bearer tokens only.
+	Cookies *Cookies
+	// CookieName is the session cookie's name; DefaultCookieName when empty.
+	CookieName string
+	// Revocations, when set, refuses revoked tokens and cookies. Wrap the store in a
+	// RevocationCache.
+	Revocations Revocations
+	// Accounts, when set, supplies Operator and the current Roles; without it the principal
+	// has the credential's roles and is never an operator.
+	Accounts Accounts
+}
+
+// Authenticate returns the principal of a request to a partition. Every refusal wraps
+// ErrUnauthenticated and its message says why: "no credential", "token expired on …", "token
+// of another partition", "token revoked", and so on. Failures of Revocations or Accounts are
+// returned wrapped as they are (500s): a store outage must not read as a bad credential.
+func (a *Authenticator) Authenticate(r *http.Request, partition string) (*Principal, error) {
+	p, err := a.credential(r, partition)
+	if err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	if a.Revocations != nil && p.TokenID != "" {
+		revoked, err := a.Revocations.IsRevoked(ctx, partition, p.TokenID)
+		if err != nil {
+			return nil, fmt.Errorf("auth: check revocation: %w", err)
+		}
+		if revoked {
+			if p.Credential == CredentialCookie {
+				return nil, unauthenticated("cookie revoked")
+			}
+			return nil, unauthenticated("token revoked")
+		}
+	}
+	if a.Accounts != nil {
+		acct, err := a.Accounts.Account(ctx, partition, p.UserIdentifier, p.OrganizationIdentifier)
+		if err != nil {
+			if errors.Is(err, ErrUnauthenticated) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("auth: look up account: %w", err)
+		}
+		p.Operator = acct.Operator
+		p.Roles = append([]string{}, acct.Roles...)
+	}
+	return p, nil
+}
+
+// credential reads and checks the request's bearer token or session cookie.
+func (a *Authenticator) credential(r *http.Request, partition string) (*Principal, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, _ := strings.Cut(strings.TrimSpace(h), " ")
+		token = strings.TrimSpace(token)
+		if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return nil, unauthenticated(`the Authorization header must be "Bearer <token>"`)
+		}
+		c, err := a.Tokens.Verify(token, partition)
+		if err != nil {
+			return nil, err
+		}
+		return &Principal{
+			UserIdentifier: c.Subject, Email: c.Email, OrganizationIdentifier: c.Organization,
+			Partition: c.Partition, Roles: c.Roles, TokenID: c.ID, Credential: CredentialBearer,
+		}, nil
+	}
+	if a.Cookies != nil {
+		name := a.CookieName
+		if name == "" {
+			name = DefaultCookieName
+		}
+		if ck, err := r.Cookie(name); err == nil {
+			c, err := a.Cookies.Validate(ck.Value)
+			if err != nil {
+				return nil, err
+			}
+			if c.User == "" {
+				return nil, unauthenticated("malformed cookie: no user")
+			}
+			if c.Partition != partition {
+				return nil, unauthenticated("cookie of another partition (%s)", c.Partition)
+			}
+			return &Principal{
+				UserIdentifier: c.User, Email: c.Email, OrganizationIdentifier: c.Organization,
+				Partition: c.Partition, Roles: c.Roles, TokenID: c.Identifier, Credential: CredentialCookie,
+			}, nil
+		}
+	}
+	return nil, unauthenticated(`no credential: send "Authorization: Bearer <token>"`)
+}
