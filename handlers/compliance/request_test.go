@@ -1,12 +1,15 @@
 package compliance
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
+	"credo/engine"
 	"credo/handlers/route"
 )
 
@@ -151,5 +154,27 @@ func TestMeasurementNames(t *testing.T) {
 	if MeasurementName(1) != "Time-Sensitive Safety Certificate" || MeasurementName(18) != "HR Learning Module" ||
 		MeasurementName(0) != "" || MeasurementName(19) != "" {
 		t.Fatal("measurement names")
+	}
+}
+
+// TestStatusDescriptor checks that `credo load` (the engine's Create) refuses status rows outside
+// the measurement and variant ranges.
+func TestStatusDescriptor(t *testing.T) {
+	st := openSQLite(t)
+	r := st.Registry().MustByName("ComplianceStatus")
+	base := `"OrganizationIdentifier":"` + orgA + `","DepartmentIdentifier":"` + deptIDs[0] + `","LearnerIdentifier":"` + learnerID(0) + `"`
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{` + base + `,"MeasurementKey":18,"ProfileVariant":3,"Required":2}`, true},
+		{`{` + base + `,"MeasurementKey":19,"ProfileVariant":3}`, false},
+		{`{` + base + `,"MeasurementKey":1,"ProfileVariant":4}`, false},
+		{`{` + base + `,"MeasurementKey":1,"ProfileVariant":1,"Required":-1}`, false},
+	} {
+		_, err := st.Create(context.Background(), r, []byte(tc.body), "")
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: %v", tc.body, err)
+		}
 	}
 }
