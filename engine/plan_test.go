@@ -1,0 +1,84 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"credo/engine"
+	"credo/internal/testenv"
+)
+
+// TestPostgresPlansUseIndexes loads 100,000 user comments and asks PostgreSQL for the plans of
+// the key lookup, every equality filter, the default sort and a filtered, sorted page: none may
+// scan the table sequentially.
+func TestPostgresPlansUseIndexes(t *testing.T) {
+	pg := os.Getenv("CREDO_TEST_POSTGRES")
+	if pg == "" {
+		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+		}
+		t.Skip("PostgreSQL plan test: set CREDO_TEST_POSTGRES")
+	}
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	ctx := context.Background()
+	reg := fixtureRegistry(t)
+	p := testenv.Partition(t)
+	db, err := engine.Open(ctx, pg, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, _ := db.Store(p)
+	r := reg.MustByName("UserComment")
+	const n = 100_000
+	recs := make([]engine.Record, n)
+	presents := make([][]bool, n)
+	orgs := make([]string, 10)
+	for i := range orgs {
+		orgs[i] = fmt.Sprintf("0190a6f0-0000-7000-8000-%012d", i+1)
+	}
+	var someID string
+	for i := range recs {
+		body := fmt.Sprintf(`{"CommentCreatedBy":"0190a6f0-0000-7000-9000-%012d","OrganizationIdentifier":%q,"UserIdentifier":"0190a6f0-0000-7000-a000-%012d","CommentText":"comment %d","CommentCreated":"2024-%02d-%02dT%02d:%02d:00Z"}`,
+			i%500, orgs[i%10], i%1000, i, 1+i%12, 1+i%28, i%24, i%60)
+		rec, present, err := r.DecodeBody([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i], presents[i] = rec, present
+	}
+	if err := s.InsertAll(ctx, r, recs, presents, ""); err != nil {
+		t.Fatal(err)
+	}
+	someID = recs[4242].Get(r, "CommentIdentifier").(string)
+	if err := s.DB(ctx).Exec("ANALYZE " + s.Table(r)).Error; err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"key":                 "Identifier=" + someID,
+		"CommentCreatedBy":    "CommentCreatedBy=0190a6f0-0000-7000-9000-000000000007",
+		"OrganizationIdent.":  "OrganizationIdentifier=" + orgs[3],
+		"UserIdentifier":      "UserIdentifier=0190a6f0-0000-7000-a000-000000000042",
+		"CommentCreated":      "CommentCreated=2024-03-04T05:06:00Z",
+		"default sort":        "",
+		"org, sorted by date": "OrganizationIdentifier=" + orgs[3] + "&Sort=CommentCreated desc",
+	}
+	for name, params := range cases {
+		q := query(t, r, engine.KindList, params)
+		sql, vars := s.ListSQL(r, q)
+		var plan []string
+		if err := s.DB(ctx).Raw("EXPLAIN "+sql, vars...).Scan(&plan).Error; err != nil {
+			t.Fatalf("%s: explain: %v", name, err)
+		}
+		text := strings.Join(plan, "\n")
+		t.Logf("%s: %s\n%s", name, params, text)
+		if strings.Contains(text, "Seq Scan") {
+			t.Errorf("%s: the plan scans the table:\n%s", name, text)
+		}
+	}
+}

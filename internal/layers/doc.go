@@ -1,0 +1,2 @@
+// Package layers holds the test that keeps credo's packages in their layers (STYLE.md).
+package layers
