@@ -1,5 +1,3 @@
-// Package platform serves the platform operations: health, version, route settings and the
-// parsing of date/time values.
 package platform
 
 import (
