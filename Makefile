@@ -1,6 +1,6 @@
 # credo: make run serves the API on the embedded SQLite default; make test runs every test.
 GO ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
+VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X credo/handlers.Version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 

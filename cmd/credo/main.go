@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "load":
 		err = load(ctx, args[1:], stdout)
 	case "seed":
-		err = seed(ctx, args[1:], stdout)
+		err = seedCmd(ctx, args[1:], stdout)
 	case "secret":
 		err = secret(ctx, args[1:], stdout)
 	case "openapi":

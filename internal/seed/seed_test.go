@@ -1,0 +1,56 @@
+package seed_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"credo/engine"
+	"credo/internal/seed"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+func TestSeedFillsEveryGroupAndRefusesTwice(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			p := testenv.Partition(t)
+			db, err := engine.Open(ctx, b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			store, _ := db.Store(p)
+			var progress bytes.Buffer
+			sum, err := seed.Run(ctx, store, seed.Options{People: 30, Seed: 7, Progress: &progress, Now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Count(progress.String(), "\n"); lines != 9 {
+				t.Errorf("progress printed %d lines, want 9:\n%s", lines, progress.String())
+			}
+			for _, r := range reg.Public() {
+				if r.Name == "MembershipDeletion" || r.Path == "security/users-notes" {
+					continue // deletions only come from deleting memberships
+				}
+				n, err := store.Count(ctx, r, engine.Query{})
+				if err != nil || n == 0 || int(n) != sum[r.Name] {
+					t.Errorf("%s: %d records (%v), summary says %d", r.Name, n, err, sum[r.Name])
+				}
+			}
+			if sum["Person"] != 30 || sum["User"] != 30 {
+				t.Errorf("summary %v", sum)
+			}
+			if _, err := seed.Run(ctx, store, seed.Options{People: 30}); err == nil {
+				t.Error("a second seed of the same partition succeeded")
+			}
+		})
+	}
+}
