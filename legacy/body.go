@@ -1,0 +1,207 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"credo/engine"
+)
+
+// MaxBodyBytes caps every version-1 request body, the partner callback's included (decisions §3).
+const MaxBodyBytes = 1 << 20
+
+// members is a JSON object body by member name. Names are matched exactly (encoding/json would
+// accept any case), and every value is converted by the getter of its type, which names the
+// member when the JSON type is wrong.
+type members struct {
+	prefix string
+	m      map[string]json.RawMessage
+}
+
+// readBody reads a JSON object whose members are among allowed. An empty body is an empty
+// object: api.md marks every member of every v1 body optional, and the rules say which are needed.
+func readBody(w http.ResponseWriter, r *http.Request, allowed ...string) (members, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return members{}, fmt.Errorf("legacy: read body: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return members{m: map[string]json.RawMessage{}}, nil
+	}
+	return parseObject(data, "", allowed)
+}
+
+func parseObject(data []byte, prefix string, allowed []string) (members, error) {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		what := "The body"
+		if prefix != "" {
+			what = strings.TrimSuffix(prefix, ".")
+		}
+		return members{}, invalidBody(fmt.Sprintf("%s must be a JSON object.", what), prefix)
+	}
+	if dec.More() {
+		return members{}, invalidBody("The body must hold one JSON object.", prefix)
+	}
+	verr := &engine.ValidationError{Detail: "The body has members that the operation does not take."}
+	for name := range m {
+		if !slices.Contains(allowed, name) {
+			verr.Add(prefix+name, fmt.Sprintf("%s is not a member; the members are %s", prefix+name, strings.Join(allowed, ", ")))
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return members{}, verr
+	}
+	return members{prefix: prefix, m: m}, nil
+}
+
+func invalidBody(detail, prefix string) error {
+	verr := &engine.ValidationError{Detail: detail}
+	if prefix != "" {
+		verr.Add(strings.TrimSuffix(prefix, "."), detail)
+	}
+	return verr
+}
+
+func (b members) wrongType(name, want string) error {
+	n := b.prefix + name
+	return engine.InvalidMember(n, "%s must be %s", n, want)
+}
+
+// str returns a string member; absent and null are nil.
+func (b members) str(name string) (*string, error) {
+	raw, ok := b.m[name]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, b.wrongType(name, "a string")
+	}
+	return &s, nil
+}
+
+// int returns a 32-bit integer member as int64; absent and null are nil.
+func (b members) int(name string) (*int64, error) {
+	raw, ok := b.m[name]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return nil, b.wrongType(name, "an integer")
+	}
+	v, err := n.Int64()
+	if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
+		return nil, b.wrongType(name, "a 32-bit integer")
+	}
+	return &v, nil
+}
+
+// datetime returns a datetime member in the send format; absent and null are nil.
+func (b members) datetime(name string) (*engine.DateTime, error) {
+	s, err := b.str(name)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	d, err := engine.ParseDateTime(*s)
+	if err != nil {
+		return nil, engine.InvalidMember(b.prefix+name, "%s: %v", b.prefix+name, err)
+	}
+	return &d, nil
+}
+
+// accommodation is one element of Accommodations, and the body of grant-accommodation.
+type accommodation struct {
+	Type          string  `json:"Type"`
+	Name          *string `json:"Name"`
+	TimeExtension *int64  `json:"TimeExtension"`
+}
+
+var accommodationMembers = []string{"Type", "Name", "TimeExtension"}
+
+// accommodation reads an Accommodation from b. A blank Type or a negative TimeExtension is a
+// v1 problem; the Type is kept without surrounding spaces.
+func (b members) accommodation() (accommodation, error) {
+	typ, err := b.str("Type")
+	if err != nil {
+		return accommodation{}, err
+	}
+	name, err := b.str("Name")
+	if err != nil {
+		return accommodation{}, err
+	}
+	ext, err := b.int("TimeExtension")
+	if err != nil {
+		return accommodation{}, err
+	}
+	if typ == nil || strings.TrimSpace(*typ) == "" {
+		return accommodation{}, failMember(msgAccommodationType, b.prefix+"Type", "Type is required and cannot be blank")
+	}
+	if ext != nil && *ext < 0 {
+		return accommodation{}, failMember(msgExtensionInvalid, b.prefix+"TimeExtension", "TimeExtension cannot be negative")
+	}
+	return accommodation{Type: strings.TrimSpace(*typ), Name: name, TimeExtension: ext}, nil
+}
+
+// accommodations reads an array of Accommodation; a Type given twice keeps the last element,
+// as granting both one after the other would.
+func (b members) accommodations(name string) ([]accommodation, error) {
+	raw, ok := b.m[name]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, b.wrongType(name, "an array of Accommodation objects")
+	}
+	var out []accommodation
+	for i, e := range elems {
+		m, err := parseObject(e, fmt.Sprintf("%s%s[%d].", b.prefix, name, i), accommodationMembers)
+		if err != nil {
+			return nil, err
+		}
+		acc, err := m.accommodation()
+		if err != nil {
+			return nil, err
+		}
+		out = slices.DeleteFunc(out, func(o accommodation) bool { return o.Type == acc.Type })
+		out = append(out, acc)
+	}
+	return out, nil
+}
+
+// queryParams checks that a request's query has only the allowed parameters, each once.
+func queryParams(r *http.Request, allowed ...string) (url.Values, error) {
+	q := r.URL.Query()
+	verr := &engine.ValidationError{}
+	for name, vals := range q {
+		switch {
+		case !slices.Contains(allowed, name):
+			verr.Add(name, fmt.Sprintf("unknown parameter %s; the parameters are %s", name, strings.Join(allowed, ", ")))
+		case len(vals) != 1:
+			verr.Add(name, fmt.Sprintf("%s is given %d times; give it once", name, len(vals)))
+		}
+	}
+	if !verr.Empty() {
+		return nil, verr
+	}
+	return q, nil
+}
+
+// requiredParam returns a query parameter that must be given.
+func requiredParam(q url.Values, name string) (string, error) {
+	v := q.Get(name)
+	if strings.TrimSpace(v) == "" {
+		return "", engine.InvalidMember(name, "the query parameter %s is required", name)
+	}
+	return v, nil
+}

@@ -1,0 +1,246 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"credo/engine"
+	"credo/handlers/problem"
+)
+
+// lessonStatusKey is the SCORM member that reports the learner's status in a partner callback.
+const lessonStatusKey = "cmi.core.lesson_status"
+
+// callbackTypes are the media types the callback answers in, in order of preference.
+var callbackTypes = []string{"application/json", "text/json", "application/xml", "text/xml", "text/html"}
+
+// Callback answers.
+const (
+	msgCallbackReceived  = "Callback received."
+	msgCallbackCompleted = "Activity completed."
+	msgCallbackEmpty     = "The callback body is empty."
+	msgCallbackBadJSON   = "The callback body is not valid JSON."
+	msgCallbackBadForm   = "The callback body is not a valid form."
+)
+
+// callback stores the partner's payload as received and, when its cmi.core.lesson_status (a
+// JSON member, top-level or nested, or a form value) is completed or passed, marks the learner's
+// activity complete. It is anonymous (decisions §12) and answers {"Message"} as JSON, XML or
+// HTML by Accept.
+func (a *api) callback(w http.ResponseWriter, r *http.Request) error {
+	mediaType, err := negotiateCallback(r.Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	activity, learner := pathID(r, "activity"), pathID(r, "learner")
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return fmt.Errorf("legacy: read callback: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(msgCallbackEmpty)
+	}
+	contentType := r.Header.Get("Content-Type")
+	status, err := lessonStatus(contentType, data)
+	if err != nil {
+		return err
+	}
+	completed := status != nil && (strings.EqualFold(*status, "completed") || strings.EqualFold(*status, "passed"))
+	ctx := r.Context()
+	now := a.now()
+	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
+		var ct any
+		if contentType != "" {
+			ct = contentType
+		}
+		err := newDraft(a.t.callback).
+			set("ActivityIdentifier", activity).
+			set("LearnerIdentifier", learner).
+			set("CallbackReceived", now).
+			set("ContentType", ct).
+			set("Payload", string(data)).
+			set("LessonStatus", opt(status)).
+			insert(ctx, tx)
+		if err != nil || !completed {
+			return err
+		}
+		return a.complete(tx.DB(ctx), activity, learner, strings.ToLower(*status), now)
+	})
+	if err != nil {
+		return err
+	}
+	msg := msgCallbackReceived
+	if completed {
+		msg = msgCallbackCompleted
+	}
+	return writeMessage(w, mediaType, msg)
+}
+
+// complete records the learner's activity as complete: the first completion time is kept and
+// the status is the latest one.
+func (a *api) complete(db *gorm.DB, activity, learner, status string, now engine.DateTime) error {
+	p := a.t.progress
+	completed := column(p, "Completed")
+	return a.table(db, p).Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: column(p, "ActivityIdentifier")}, {Name: column(p, "LearnerIdentifier")}},
+		DoUpdates: append(clause.AssignmentColumns([]string{column(p, "Status")}), clause.Assignment{
+			Column: clause.Column{Name: completed},
+			Value:  clause.Expr{SQL: `COALESCE("` + p.Table + `"."` + completed + `", excluded."` + completed + `")`},
+		}),
+	}).Create(map[string]any{
+		column(p, "ActivityIdentifier"): activity,
+		column(p, "LearnerIdentifier"):  learner,
+		completed:                       now,
+		column(p, "Status"):             status,
+	}).Error
+}
+
+// lessonStatus finds cmi.core.lesson_status in a callback body by its Content-Type; a body of
+// another or no type is read as JSON when it looks like an object, else as a form.
+func lessonStatus(contentType string, body []byte) (*string, error) {
+	mt, params, _ := mime.ParseMediaType(contentType)
+	switch {
+	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json"):
+		return jsonStatus(body)
+	case mt == "application/x-www-form-urlencoded":
+		return formStatus(body)
+	case mt == "multipart/form-data":
+		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(MaxBodyBytes)
+		if err != nil {
+			return nil, fail(msgCallbackBadForm)
+		}
+		defer func() { _ = form.RemoveAll() }()
+		if v := form.Value[lessonStatusKey]; len(v) > 0 {
+			return &v[0], nil
+		}
+		return nil, nil
+	case bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")):
+		status, _ := jsonStatus(body)
+		return status, nil
+	}
+	status, _ := formStatus(body)
+	return status, nil
+}
+
+func jsonStatus(body []byte) (*string, error) {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fail(msgCallbackBadJSON)
+	}
+	obj, _ := v.(map[string]any)
+	if s, ok := obj[lessonStatusKey].(string); ok {
+		return &s, nil
+	}
+	// {"cmi":{"core":{"lesson_status":…}}}
+	for _, k := range strings.Split(lessonStatusKey, ".") {
+		switch x := obj[k].(type) {
+		case map[string]any:
+			obj = x
+		case string:
+			if k == "lesson_status" {
+				return &x, nil
+			}
+			return nil, nil
+		default:
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+func formStatus(body []byte) (*string, error) {
+	values, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, fail(msgCallbackBadForm)
+	}
+	if !values.Has(lessonStatusKey) {
+		return nil, nil
+	}
+	s := values.Get(lessonStatusKey)
+	return &s, nil
+}
+
+// negotiateCallback picks the answer's media type from Accept: the highest q among
+// callbackTypes, */* and application/* meaning JSON, text/* text/json; none or empty Accept is
+// JSON; anything else is a 406.
+func negotiateCallback(accept string) (string, error) {
+	if strings.TrimSpace(accept) == "" {
+		return callbackTypes[0], nil
+	}
+	best, bestQ := "", 0.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		switch mt {
+		case "*/*", "application/*":
+			mt = "application/json"
+		case "text/*":
+			mt = "text/json"
+		}
+		known := false
+		for _, t := range callbackTypes {
+			known = known || t == mt
+		}
+		if known && q > bestQ {
+			best, bestQ = mt, q
+		}
+	}
+	if best == "" {
+		return "", problem.New(http.StatusNotAcceptable, "Accept %q is not offered here; use one of %s.", accept, strings.Join(callbackTypes, ", "))
+	}
+	return best, nil
+}
+
+// callbackMessage is the callback's answer in XML.
+type callbackMessage struct {
+	XMLName xml.Name `xml:"CallbackResponse"`
+	Message string   `xml:"Message"`
+}
+
+// writeMessage answers {"Message": msg} in the negotiated media type.
+func writeMessage(w http.ResponseWriter, mediaType, msg string) error {
+	var body []byte
+	switch mediaType {
+	case "application/xml", "text/xml":
+		b, err := xml.Marshal(callbackMessage{Message: msg})
+		if err != nil {
+			return fmt.Errorf("legacy: encode callback answer: %w", err)
+		}
+		body = append([]byte(xml.Header), b...)
+	case "text/html":
+		body = []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Callback</title></head><body><p>" +
+			html.EscapeString(msg) + "</p></body></html>")
+	default:
+		b, err := json.Marshal(map[string]string{"Message": msg})
+		if err != nil {
+			return fmt.Errorf("legacy: encode callback answer: %w", err)
+		}
+		body = b
+	}
+	w.Header().Set("Content-Type", mediaType+"; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(append(body, '\n'))
+	return err
+}

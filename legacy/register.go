@@ -1,0 +1,223 @@
+package legacy
+
+import (
+	"errors"
+	"net/http"
+
+	"credo/engine"
+	"credo/handlers/problem"
+)
+
+// placed is the answer of register-lax and transfer-lax (decisions §12).
+type placed struct {
+	Event        string `json:"Event"`
+	Registration string `json:"Registration"`
+	EventCreated bool   `json:"EventCreated"`
+}
+
+// registerLax creates the registration of the path: the learner on the event found by venue and
+// start (or a new one), with the form found by code and the accommodations given. Checks, in
+// order: the registration id, Accommodations, EventStart, Learner, Assessment, EventVenue, the
+// event's members when one is created, and its seats.
+func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id := pathID(r, "registration")
+	p := caller(r)
+	org := p.OrganizationIdentifier
+	b, err := readBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
+		"Learner", "LearnerRegistrantType", "Assessment", "Accommodations")
+	if err != nil {
+		return err
+	}
+	spec, err := a.readEventSpec(b)
+	if err != nil {
+		return err
+	}
+	learner, err := b.str("Learner")
+	if err != nil {
+		return err
+	}
+	registrant, err := b.str("LearnerRegistrantType")
+	if err != nil {
+		return err
+	}
+	code, err := b.str("Assessment")
+	if err != nil {
+		return err
+	}
+	// Problems of these two members come after the registration id's.
+	accs, accsErr := b.accommodations("Accommodations")
+	start, startErr := a.futureStart(b)
+	var out placed
+	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
+		db := tx.DB(ctx)
+		if err := a.lock(db, registrationLock(id)); err != nil {
+			return err
+		}
+		if taken, err := a.registrationExists(db, id); err != nil || taken {
+			if err == nil {
+				err = fail(msgRegistrationExists)
+			}
+			return err
+		}
+		if accsErr != nil {
+			return accsErr
+		}
+		if startErr != nil {
+			return startErr
+		}
+		spec.Start = start
+		learnerID, err := a.checkLearner(db, org, learner)
+		if err != nil {
+			return err
+		}
+		f, err := a.findForm(db, org, code)
+		if err != nil {
+			return err
+		}
+		if err := a.checkVenue(db, org, spec.Venue); err != nil {
+			return err
+		}
+		spec.Venue, _ = engine.ParseUUID(spec.Venue)
+		ev, err := a.place(ctx, tx, org, spec, len(accs) > 0)
+		if err != nil {
+			return err
+		}
+		if err := a.checkSeat(db, ev); err != nil {
+			return err
+		}
+		err = newDraft(a.t.registration).
+			set("RegistrationIdentifier", id).
+			set("OrganizationIdentifier", org).
+			set("EventIdentifier", ev.Event).
+			set("LearnerIdentifier", learnerID).
+			set("FormIdentifier", f.ID).
+			set("RegistrantType", opt(registrant)).
+			set("AttendanceStatus", statusRegistered).
+			set("TimeLimit", opt(timeLimit(f.Limit, accs))).
+			set("LastChangeTime", a.now()).
+			set("LastChangeType", changeRegistered).
+			set("LastChangeUser", changeUser(p)).
+			insert(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, acc := range accs {
+			if err := newDraft(a.t.accommodation).set("RegistrationIdentifier", id).set("AccommodationType", acc.Type).
+				set("AccommodationName", opt(acc.Name)).set("TimeExtension", opt(acc.TimeExtension)).insert(ctx, tx); err != nil {
+				return err
+			}
+		}
+		out = placed{Event: ev.Event, Registration: id, EventCreated: ev.Created}
+		return nil
+	})
+	if errors.Is(err, engine.ErrConflict) {
+		return fail(msgRegistrationExists)
+	}
+	if err != nil {
+		return err
+	}
+	return problem.JSON(w, http.StatusOK, out)
+}
+
+// transferLax moves a registration of the organization to the event found by venue and start
+// (or a new one, typed by EventExamType, with the format and billing code of the current event).
+// The form stays; given Accommodations are granted (by Type) and the time limit recomputed.
+// Checks, in order: the registration (404), Accommodations, Learner, the form, EventStart,
+// EventVenue, the event's members when one is created, the event itself, its seats.
+func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id := pathID(r, "registration")
+	p := caller(r)
+	org := p.OrganizationIdentifier
+	b, err := readBody(w, r, "EventVenue", "EventStart", "EventExamType", "Learner", "Reason", "Accommodations")
+	if err != nil {
+		return err
+	}
+	spec, err := a.readEventSpec(b)
+	if err != nil {
+		return err
+	}
+	learner, err := b.str("Learner")
+	if err != nil {
+		return err
+	}
+	reason, err := b.str("Reason")
+	if err != nil {
+		return err
+	}
+	// Problems of these two members come after the registration's 404.
+	accs, accsErr := b.accommodations("Accommodations")
+	start, startErr := a.futureStart(b)
+	var out placed
+	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
+		db := tx.DB(ctx)
+		if err := a.lock(db, registrationLock(id)); err != nil {
+			return err
+		}
+		reg, err := a.loadRegistration(db, org, id)
+		if err != nil {
+			return err
+		}
+		if accsErr != nil {
+			return accsErr
+		}
+		learnerID, err := a.checkLearner(db, org, learner)
+		if err != nil {
+			return err
+		}
+		if learnerID != reg.Learner {
+			return fail(msgLearnerMismatch)
+		}
+		if reg.Form == nil {
+			return fail(msgNoForm)
+		}
+		if startErr != nil {
+			return startErr
+		}
+		spec.Start = start
+		if err := a.checkVenue(db, org, spec.Venue); err != nil {
+			return err
+		}
+		spec.Venue, _ = engine.ParseUUID(spec.Venue)
+		if current, err := a.events(db, eq("e", a.t.event, "EventIdentifier", reg.Event)); err != nil {
+			return err
+		} else if len(current) > 0 {
+			spec.ExamFormat, spec.BillingCode = current[0].EventExamFormat, current[0].EventBillingCode
+		}
+		held, err := a.accommodations(db, id)
+		if err != nil {
+			return err
+		}
+		ev, err := a.place(ctx, tx, org, spec, len(held)+len(accs) > 0)
+		if err != nil {
+			return err
+		}
+		if ev.Event == reg.Event {
+			return fail(msgAlreadyOnEvent)
+		}
+		if err := a.checkSeat(db, ev); err != nil {
+			return err
+		}
+		for _, acc := range accs {
+			if err := a.putAccommodation(ctx, tx, id, acc); err != nil {
+				return err
+			}
+		}
+		limit, err := a.storedTimeLimit(db, id, reg.Form)
+		if err != nil {
+			return err
+		}
+		if err := a.update(db, p, id, changeTransferred, map[string]any{
+			"EventIdentifier": ev.Event, "TransferReason": opt(reason), "TimeLimit": opt(limit),
+		}); err != nil {
+			return err
+		}
+		out = placed{Event: ev.Event, Registration: id, EventCreated: ev.Created}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return problem.JSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,176 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"credo/engine"
+)
+
+// tables are the descriptors the version-1 API reads and writes. Table and column names come
+// only from them, partition-qualified through the store.
+type tables struct {
+	event, venue, form, billing, registration, accommodation, callback, progress, person, user *engine.Resource
+}
+
+func resolveTables(s *engine.Store) tables {
+	reg := s.Registry()
+	t := tables{
+		event:         reg.MustByName("Event"),
+		venue:         reg.MustByName("Venue"),
+		form:          reg.MustByName("AssessmentForm"),
+		billing:       reg.MustByName("BillingCode"),
+		registration:  reg.MustByName("Registration"),
+		accommodation: reg.MustByName("Accommodation"),
+		callback:      reg.MustByName("CallbackEvent"),
+		progress:      reg.MustByName("ActivityProgress"),
+		person:        reg.MustByName("Person"),
+		user:          reg.MustByName("User"),
+	}
+	// Every member the package names, so that a descriptor change fails at start-up rather
+	// than in a request.
+	used := map[*engine.Resource][]string{
+		t.event: {"EventIdentifier", "OrganizationIdentifier", "EventNumber", "EventTitle", "EventType",
+			"EventVenue", "EventStart", "EventEnd", "EventExamType", "EventExamFormat", "EventBillingCode",
+			"RegistrationLimit", "EventCancelled", "EventCancelReason"},
+		t.venue: {"VenueIdentifier", "OrganizationIdentifier", "VenueName"},
+		t.form: {"FormIdentifier", "OrganizationIdentifier", "FormCode", "FormName", "FormTitle",
+			"FormPublished", "FormTimeLimit"},
+		t.billing: {"OrganizationIdentifier", "BillingCode"},
+		t.registration: {"RegistrationIdentifier", "OrganizationIdentifier", "EventIdentifier",
+			"LearnerIdentifier", "FormIdentifier", "RegistrantType", "AttendanceStatus", "TimeLimit",
+			"LastChangeTime", "LastChangeType", "LastChangeUser", "Cancelled", "CancelReason", "TransferReason"},
+		t.accommodation: {"RegistrationIdentifier", "AccommodationType", "AccommodationName", "TimeExtension"},
+		t.callback: {"CallbackIdentifier", "ActivityIdentifier", "LearnerIdentifier", "CallbackReceived",
+			"ContentType", "Payload", "LessonStatus"},
+		t.progress: {"ActivityIdentifier", "LearnerIdentifier", "Completed", "Status"},
+		t.person:   {"UserIdentifier", "OrganizationIdentifier", "FullName", "PersonCode"},
+		t.user:     {"UserIdentifier", "Email", "FullName"},
+	}
+	for r, members := range used {
+		for _, m := range members {
+			column(r, m)
+		}
+	}
+	return t
+}
+
+// column returns the SQL column of a stored member; resolveTables checks every member the
+// package names, so a panic here is a build defect.
+func column(r *engine.Resource, member string) string {
+	f, ok := r.Member(member)
+	if !ok || !f.Stored() {
+		panic(fmt.Sprintf("legacy: descriptor %s has no stored member %s", r.Name, member))
+	}
+	return f.Column
+}
+
+// sqlCol renders alias."column" for SQL text.
+func sqlCol(alias string, r *engine.Resource, member string) string {
+	return alias + `."` + column(r, member) + `"`
+}
+
+// col is a member's column under alias, for typed conditions whose values are bind parameters.
+func col(alias string, r *engine.Resource, member string) clause.Column {
+	return clause.Column{Table: alias, Name: column(r, member)}
+}
+
+// eq is `alias.member = value`.
+func eq(alias string, r *engine.Resource, member string, value any) clause.Expression {
+	return clause.Eq{Column: col(alias, r, member), Value: value}
+}
+
+// from starts a query on a resource's partition-qualified table under alias.
+func (a *api) from(db *gorm.DB, r *engine.Resource, alias string) *gorm.DB {
+	return db.Table(a.store.Table(r) + " AS " + alias)
+}
+
+// table returns a resource's partition-qualified table for GORM statements without alias.
+func (a *api) table(db *gorm.DB, r *engine.Resource) *gorm.DB {
+	return db.Table(a.store.TableName(r))
+}
+
+// draft is a new record for Store.Insert: members are set by name and the engine fills the
+// rest with their defaults and validates it, exactly as a v2 create or `credo load` would.
+type draft struct {
+	r       *engine.Resource
+	rec     engine.Record
+	present []bool
+}
+
+func newDraft(r *engine.Resource) *draft {
+	return &draft{r: r, rec: r.NewRecord(), present: make([]bool, len(r.Members))}
+}
+
+// set gives a member a record value: nil, string (uuid, string), bool, int64 or engine.DateTime.
+func (d *draft) set(member string, v any) *draft {
+	f, ok := d.r.Member(member)
+	if !ok {
+		panic(fmt.Sprintf("legacy: descriptor %s has no member %s", d.r.Name, member))
+	}
+	d.rec[f.Index], d.present[f.Index] = v, true
+	return d
+}
+
+func (d *draft) insert(ctx context.Context, tx *engine.Store) error {
+	_, err := tx.Insert(ctx, d.r, d.rec, d.present, "")
+	return err
+}
+
+// opt turns an optional value into a record value (nil for absent).
+func opt[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// Advisory locks (PostgreSQL). SQLite needs none: its transactions begin IMMEDIATE, so writers
+// are serialized already. A transaction takes locks in this order only, so that no two wait on
+// each other in a cycle: its registration, then venue minutes in ascending order, then the
+// organization's event numbering.
+
+func registrationLock(id string) string { return "registration:" + id }
+
+func numberLock(org string) string { return "event-number:" + org }
+
+func venueMinuteLock(venue string, minute int64) string {
+	return "venue:" + venue + ":" + strconv.FormatInt(minute, 10)
+}
+
+// startMinute is the Unix minute that holds an instant.
+func startMinute(d engine.DateTime) int64 {
+	s := d.Unix()
+	if s < 0 && s%60 != 0 {
+		return s/60 - 1
+	}
+	return s / 60
+}
+
+// matchLocks are the locks a lookup of events matching start at venue takes. Such events start
+// in (start-1min, start], so within start's minute or the one before: two requests that could
+// match or create the same event always share one of these two locks.
+func matchLocks(venue string, start engine.DateTime) []string {
+	m := startMinute(start)
+	return []string{venueMinuteLock(venue, m-1), venueMinuteLock(venue, m)}
+}
+
+// lock takes PostgreSQL transaction-scoped advisory locks on keys, in the order given.
+func (a *api) lock(db *gorm.DB, keys ...string) error {
+	if a.store.Dialect() != engine.Postgres {
+		return nil
+	}
+	for _, k := range keys {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte("credo:v1:" + a.store.Partition + ":" + k))
+		if err := db.Exec("SELECT pg_advisory_xact_lock(?)", int64(h.Sum64())).Error; err != nil {
+			return fmt.Errorf("legacy: lock %s: %w", k, err)
+		}
+	}
+	return nil
+}
