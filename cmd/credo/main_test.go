@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"credo/internal/testenv"
+)
+
+// cli runs a command line and returns its exit code, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, stderr := cli(t); code != 2 || !strings.Contains(stderr, "usage") {
+		t.Errorf("no command: %d %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %d %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, "load", "--partition", "e01"); code != 1 || !strings.Contains(stderr, "usage: credo load") {
+		t.Errorf("load without a file: %d %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, "serve", "--v1-partition", "zz"); code != 1 || !strings.Contains(stderr, "not among") {
+		t.Errorf("v1 partition outside the partitions: %d %q", code, stderr)
+	}
+}
+
+func TestOpenAPIListsEveryGroup(t *testing.T) {
+	code, out, stderr := cli(t, "openapi", "--descriptors", "../../testdata/descriptors/extra")
+	if code != 0 {
+		t.Fatalf("openapi: %d %s", code, stderr)
+	}
+	var doc struct {
+		OpenAPI string
+		Paths   map[string]map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/v2/{partition}/security/users-notes", "/v2/{partition}/directory/people/count",
+		"/v2/{partition}/security/users-connections/{key0}/{key1}", "/v2/{partition}/platform/health",
+		"/v2/{partition}/api/plugin/cmds/compliance-summaries"} {
+		if doc.Paths[p] == nil {
+			t.Errorf("OpenAPI lacks %s", p)
+		}
+	}
+	if _, ok := doc.Paths["/v2/{partition}/directory/people"]["post"]; ok {
+		t.Error("OpenAPI offers POST on a read-only group")
+	}
+}
+
+func TestLoadIsAllOrNothing(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := testenv.Partition(t)
+			good := filepath.Join(dir, "users.json")
+			os.WriteFile(good, []byte(`[{"Email":"a@example.com","FullName":"A"},{"Email":"b@example.com","FullName":"B","UtcArchived":"2024-03-10T14:30:00.1234567-06:00"}]`), 0o644)
+			code, out, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "User", good)
+			if code != 0 || !strings.Contains(out, "loaded 2 User record(s)") {
+				t.Fatalf("load JSON: %d %s %s", code, out, stderr)
+			}
+			csvFile := filepath.Join(dir, "people.csv")
+			os.WriteFile(csvFile, []byte("PersonIdentifier,UserIdentifier,OrganizationIdentifier,FullName,IsLearner,CustomKey\n"+
+				"0190a6f0-0000-7000-8000-000000000001,0190a6f0-0000-7000-8000-0000000000a1,0190a6f0-0000-7000-8000-0000000000b1,\"Doe, \"\"J\"\"\",true,3\n"+
+				"0190a6f0-0000-7000-8000-000000000002,0190a6f0-0000-7000-8000-0000000000a2,0190a6f0-0000-7000-8000-0000000000b1,Roe,notabool,x\n"), 0o644)
+			code, _, stderr = cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "directory/people", csvFile)
+			if code != 1 || !strings.Contains(stderr, "IsLearner") || !strings.Contains(stderr, "CustomKey") || !strings.Contains(stderr, "(1)") {
+				t.Fatalf("load CSV with a bad row: %d %s", code, stderr)
+			}
+			os.WriteFile(csvFile, []byte("PersonIdentifier,UserIdentifier,OrganizationIdentifier,FullName,IsLearner\n"+
+				"0190a6f0-0000-7000-8000-000000000001,0190a6f0-0000-7000-8000-0000000000a1,0190a6f0-0000-7000-8000-0000000000b1,\"Doe, \"\"J\"\"\",true\n"), 0o644)
+			if code, out, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "Person", csvFile); code != 0 || !strings.Contains(out, "loaded 1") {
+				t.Fatalf("load CSV: %d %s %s", code, out, stderr)
+			}
+			dup := filepath.Join(dir, "dup.json")
+			os.WriteFile(dup, []byte(`[{"Email":"c@example.com"},{"Email":"a@example.com"}]`), 0o644)
+			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "User", dup); code != 1 || !strings.Contains(stderr, "Email") {
+				t.Fatalf("load with a duplicate Email: %d %s", code, stderr)
+			}
+			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "Nope", good); code != 1 || !strings.Contains(stderr, "unknown resource") {
+				t.Fatalf("unknown resource: %d %s", code, stderr)
+			}
+		})
+	}
+}
+
+// serve listens, answers, and drains on cancellation (what SIGTERM does), returning exit code 0.
+func TestServeDrainsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + t.TempDir()}, io.Discard, pw)
+		pw.Close()
+	}()
+	addrRe := regexp.MustCompile(`serving http://([0-9.:]+)/`)
+	sc := bufio.NewScanner(pr)
+	var addr string
+	for sc.Scan() {
+		if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if addr == "" {
+		t.Fatal("serve did not print its address")
+	}
+	res, err := http.Get("http://" + addr + "/v2/e01/platform/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("health: %d", res.StatusCode)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d after cancellation, want 0", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not drain")
+	}
+}
