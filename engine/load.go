@@ -153,9 +153,9 @@ func findLine(n *yaml.Node, value string) int {
 var (
 	// yamlLineRe picks the first "line N: message" of a yaml.v3 error.
 	yamlLineRe = regexp.MustCompile(`line (\d+): ([^\n]*)`)
-	identRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	nameRe  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-	pathRe  = regexp.MustCompile(`^[a-z]+(/[a-z][a-z-]*)+$`)
+	identRe    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	nameRe     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	pathRe     = regexp.MustCompile(`^[a-z]+(/[a-z][a-z-]*)+$`)
 )
 
 func compile(docs []*parsed) (*Registry, error) {
