@@ -1,0 +1,162 @@
+package gradebook_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers/gradebook"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+const (
+	orgA  = "0190a6f0-0000-7000-8000-00000000000a"
+	orgB  = "0190a6f0-0000-7000-8000-00000000000b"
+	userA = "0190a6f0-0000-7000-8000-0000000000a1"
+	userB = "0190a6f0-0000-7000-8000-0000000000b1"
+	userO = "0190a6f0-0000-7000-8000-0000000000f1"
+)
+
+var (
+	callerA  = &auth.Principal{UserIdentifier: userA, OrganizationIdentifier: orgA}
+	callerB  = &auth.Principal{UserIdentifier: userB, OrganizationIdentifier: orgB}
+	operator = &auth.Principal{UserIdentifier: userO, OrganizationIdentifier: orgB, Operator: true}
+)
+
+// clock is a settable clock for Config.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
+
+// env is one backend's partitions with the gradebook routes mounted as the router mounts them.
+type env struct {
+	stores map[string]*engine.Store
+	st     *engine.Store // the first partition
+	cfg    gradebook.Config
+	clock  *clock
+	router *mux.Router
+}
+
+var registry = sync.OnceValues(func() (*engine.Registry, error) { return engine.Load(resources.FS) })
+
+// eachBackend runs fn on fresh partitions (two, sharing one export folder) of every backend.
+func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
+	reg, err := registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			parts := []string{testenv.Partition(t), testenv.Partition(t)}
+			db, err := engine.Open(context.Background(), b.URL, parts, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			e := &env{stores: map[string]*engine.Store{}, clock: &clock{t: time.Date(2024, 3, 10, 14, 7, 30, 0, time.UTC)}}
+			for _, p := range parts {
+				e.stores[p], _ = db.Store(p)
+			}
+			e.st = e.stores[parts[0]]
+			e.cfg = gradebook.Config{Dir: t.TempDir(), Now: e.clock.Now}
+			e.router = mux.NewRouter()
+			for _, rt := range gradebook.Routes(e.cfg) {
+				e.router.Handle("/v2/{partition}/"+rt.Path, rt.Handler).Methods(rt.Method)
+			}
+			fn(t, e)
+		})
+	}
+}
+
+// do serves one request as caller in the partition the path names.
+func (e *env) do(t *testing.T, caller *auth.Principal, method, target string, header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	var match mux.RouteMatch
+	if !e.router.Match(req, &match) {
+		t.Fatalf("no route for %s %s", method, target)
+	}
+	ctx := engine.WithStore(req.Context(), e.stores[match.Vars["partition"]])
+	if caller != nil {
+		ctx = auth.WithPrincipal(ctx, caller)
+	}
+	rec := httptest.NewRecorder()
+	e.router.ServeHTTP(rec, req.WithContext(ctx))
+	return rec
+}
+
+// export runs an export in the first partition and decodes its answer.
+func (e *env) export(t *testing.T, caller *auth.Principal, query string) gradebook.Export {
+	t.Helper()
+	rec := e.do(t, caller, http.MethodGet, "/v2/"+e.st.Partition+"/progress/gradebooks/export?"+query, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("export %s: %d %s", query, rec.Code, rec.Body)
+	}
+	var out gradebook.Export
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("export answer %s: %v", rec.Body, err)
+	}
+	return out
+}
+
+// download fetches an export's file and checks its headers.
+func (e *env) download(t *testing.T, caller *auth.Principal, x gradebook.Export) string {
+	t.Helper()
+	rec := e.do(t, caller, http.MethodGet, x.DownloadUrl, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("download %s: %d %s", x.DownloadUrl, rec.Code, rec.Body)
+	}
+	wantType := map[engine.Format]string{engine.FormatJSON: "application/json; charset=utf-8", engine.FormatCSV: "text/csv; charset=utf-8"}[x.ExportFormat]
+	if got := rec.Header().Get("Content-Type"); got != wantType {
+		t.Errorf("Content-Type %q, want %q", got, wantType)
+	}
+	if got, want := rec.Header().Get("Content-Disposition"), "attachment; filename=gradebook."+string(x.ExportFormat); got != want {
+		t.Errorf("Content-Disposition %q, want %q", got, want)
+	}
+	return rec.Body.String()
+}
+
+// gradebooks inserts gradebooks (JSON bodies) in one call.
+func insertGradebooks(t testing.TB, st *engine.Store, bodies ...string) {
+	t.Helper()
+	reg, _ := registry()
+	r := reg.MustByName("Gradebook")
+	recs := make([]engine.Record, len(bodies))
+	presents := make([][]bool, len(bodies))
+	for i, b := range bodies {
+		var err error
+		if recs[i], presents[i], err = r.DecodeBody([]byte(b)); err != nil {
+			t.Fatalf("gradebook %s: %v", b, err)
+		}
+	}
+	if err := st.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gradebookJSON(id, org, title string) string {
+	b, _ := json.Marshal(map[string]any{
+		"GradebookIdentifier": id, "OrganizationIdentifier": org, "GradebookTitle": title,
+		"GradebookType": "Scores", "IsLocked": false, "GradebookCreated": "2024-01-02T03:04:05-06:00",
+	})
+	return string(b)
+}
+
+func gid(n int) string { return fmt.Sprintf("0190a6f0-0000-7000-9000-%012d", n) }

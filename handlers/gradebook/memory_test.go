@@ -1,0 +1,203 @@
+package gradebook_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers/gradebook"
+)
+
+// The export must keep the heap in use under peakLimit whatever the row count.
+const (
+	defaultMemoryRows = 20_000
+	largeMemoryRows   = 200_000
+	peakLimit         = 64 << 20
+)
+
+// memoryRows is 20,000 rows (a few seconds), or 200,000 with CREDO_TEST_LARGE=1: inserting
+// them takes about 20 s on SQLite, too long for every run.
+func memoryRows() int {
+	if os.Getenv("CREDO_TEST_LARGE") == "1" {
+		return largeMemoryRows
+	}
+	return defaultMemoryRows
+}
+
+// TestExportMemoryFlat exports and downloads many gradebooks (see memoryRows), sampling the
+// heap in use, and fails when its peak reaches 64 MiB. -short skips it.
+func TestExportMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: large export skipped")
+	}
+	rows := memoryRows()
+	eachBackend(t, func(t *testing.T, e *env) {
+		began := time.Now()
+		insertMany(t, e.st, rows)
+		t.Logf("inserted %d gradebooks in %v", rows, time.Since(began))
+		for _, format := range []engine.Format{engine.FormatJSON, engine.FormatCSV} {
+			var x gradebook.Export
+			began := time.Now()
+			m := measure(func() { x = e.export(t, callerA, "Format="+string(format)) })
+			info, err := os.Stat(filepath.Join(e.cfg.Dir, e.st.Partition, x.ExportKey+"."+string(format)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("export %s: %d bytes in %v; %s", format, info.Size(), time.Since(began), m)
+			if m.peak >= peakLimit {
+				t.Errorf("export %s: peak heap in use %s, want under 64 MiB", format, mib(m.peak))
+			}
+			var n int64
+			m = measure(func() { n = e.downloadDiscard(t, callerA, x) })
+			t.Logf("download %s: %d bytes; %s", format, n, m)
+			if n != info.Size() {
+				t.Errorf("download %s: %d bytes, want %d", format, n, info.Size())
+			}
+			if m.peak >= peakLimit {
+				t.Errorf("download %s: peak heap in use %s, want under 64 MiB", format, mib(m.peak))
+			}
+		}
+	})
+}
+
+// insertMany inserts n gradebooks of orgA in batches, so that the insert's own memory is
+// released before the export is measured.
+func insertMany(t testing.TB, st *engine.Store, n int) {
+	reg, _ := registry()
+	r := reg.MustByName("Gradebook")
+	f := func(name string) *engine.Field { m, _ := r.Member(name); return m }
+	id, org, title, typ, ref := f("GradebookIdentifier"), f("OrganizationIdentifier"), f("GradebookTitle"), f("GradebookType"), f("Reference")
+	// SQLite takes at most 32,766 bind variables per statement and its driver binds them in
+	// quadratic time: small batches there.
+	batch := 2_000
+	if st.Dialect() == engine.SQLite {
+		batch = 150
+	}
+	for start := 0; start < n; start += batch {
+		end := min(start+batch, n)
+		recs := make([]engine.Record, 0, end-start)
+		presents := make([][]bool, 0, end-start)
+		for i := start; i < end; i++ {
+			rec := r.NewRecord()
+			present := make([]bool, len(r.Members))
+			for fld, v := range map[*engine.Field]any{id: gid(i + 1_000_000), org: orgA,
+				title: fmt.Sprintf("Gradebook %06d, \"section\" %d", i, i%7), typ: "Scores", ref: fmt.Sprintf("REF-%d", i)} {
+				rec[fld.Index], present[fld.Index] = v, true
+			}
+			recs, presents = append(recs, rec), append(presents, present)
+		}
+		if err := st.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// measurement is the heap while a function ran.
+type measurement struct {
+	base, peak, allocated uint64
+}
+
+func (m measurement) String() string {
+	return fmt.Sprintf("heap in use: before %s, peak %s; allocated %s", mib(m.base), mib(m.peak), mib(m.allocated))
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// measure runs fn while sampling HeapInuse every millisecond.
+func measure(fn func()) measurement {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := measurement{base: ms.HeapInuse, peak: ms.HeapInuse}
+	total := ms.TotalAlloc
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		var s runtime.MemStats
+		for {
+			runtime.ReadMemStats(&s)
+			m.peak = max(m.peak, s.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	fn()
+	close(stop)
+	wg.Wait()
+	runtime.ReadMemStats(&ms)
+	m.peak = max(m.peak, ms.HeapInuse)
+	m.allocated = ms.TotalAlloc - total
+	return m
+}
+
+// downloadDiscard downloads an export without keeping the body, returning its length.
+func (e *env) downloadDiscard(t *testing.T, caller *auth.Principal, x gradebook.Export) int64 {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, x.DownloadUrl, nil)
+	req = req.WithContext(auth.WithPrincipal(engine.WithStore(req.Context(), e.st), caller))
+	w := &discardWriter{header: http.Header{}}
+	e.router.ServeHTTP(w, req)
+	if w.status != http.StatusOK {
+		t.Fatalf("download: %d", w.status)
+	}
+	return w.n
+}
+
+type discardWriter struct {
+	header http.Header
+	status int
+	n      int64
+}
+
+func (w *discardWriter) Header() http.Header { return w.header }
+func (w *discardWriter) WriteHeader(s int)   { w.status = s }
+func (w *discardWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := io.Discard.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// BenchmarkExport measures one JSON export of memoryRows gradebooks on SQLite, without
+// the file system; run with -benchmem.
+func BenchmarkExport(b *testing.B) {
+	reg, err := registry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := engine.Open(ctx, "sqlite:"+b.TempDir(), []string{"bench"}, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	st, _ := db.Store("bench")
+	insertMany(b, st, memoryRows())
+	r := reg.MustByName("Gradebook")
+	q, err := gradebook.ParseQuery(r, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := gradebook.WriteFile(ctx, st, r, q, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
