@@ -64,7 +64,14 @@ type env struct {
 	name   string
 	store  *engine.Store
 	router *mux.Router
-	ticks  atomic.Int64
+	ticks  *atomic.Int64
+}
+
+// with returns the env reporting to t, for subtests.
+func (e *env) with(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
 }
 
 // forEachBackend runs fn on a fresh partition of every configured database.
@@ -89,7 +96,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 				db.Close()
 			})
 			s, _ := db.Store(p)
-			e := &env{t: t, name: b.Name, store: s, router: mux.NewRouter()}
+			e := &env{t: t, name: b.Name, store: s, router: mux.NewRouter(), ticks: new(atomic.Int64)}
 			Routes(e.router, Deps{Store: s, Authenticate: fakeAuthenticate, Now: e.clock})
 			e.seed()
 			fn(t, e)
@@ -180,17 +187,17 @@ func (e *env) do(method, path, body string, as ...string) *httptest.ResponseReco
 		h.Set("X-Test-Organization", org)
 		h.Set("X-Test-User", "0190a6f0-0000-7000-8000-0000000000ee")
 	}
+	if body != "" {
+		h.Set("Content-Type", "application/json")
+	}
 	return e.doWith(method, path, body, h)
 }
 
-// doWith sends a request with headers; a body is JSON unless the headers say otherwise.
+// doWith sends a request with exactly these headers.
 func (e *env) doWith(method, path, body string, h http.Header) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	for k, v := range h {
 		req.Header[k] = v
-	}
-	if body != "" && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	rec := httptest.NewRecorder()
 	e.router.ServeHTTP(rec, req)
@@ -259,3 +266,18 @@ func (e *env) count(name, member string, value any) int64 {
 	}
 	return n
 }
+
+// decodeJSON decodes a 200 JSON answer into v.
+func decodeJSON(t *testing.T, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body)
+	}
+}
+
+func containsStr(s, sub string) bool { return strings.Contains(s, sub) }
+
+func parseDateTime(s string) (engine.DateTime, error) { return engine.ParseDateTime(s) }

@@ -50,8 +50,11 @@ func (a *api) readEventSpec(b members) (eventSpec, error) {
 		return spec, err
 	}
 	spec.Venue = deref(venue)
-	for name, dst := range map[string]**string{"EventExamType": &spec.ExamType, "EventExamFormat": &spec.ExamFormat, "EventBillingCode": &spec.BillingCode} {
-		if *dst, err = b.str(name); err != nil {
+	for _, m := range []struct {
+		name string
+		dst  **string
+	}{{"EventExamType", &spec.ExamType}, {"EventExamFormat", &spec.ExamFormat}, {"EventBillingCode", &spec.BillingCode}} {
+		if *m.dst, err = b.str(m.name); err != nil {
 			return spec, err
 		}
 	}
@@ -97,8 +100,9 @@ type placement struct {
 }
 
 // place returns the organization's exam event at spec.Venue whose start is within a minute
-// before spec.Start (by instant, so the offsets written do not matter), creating one when none
-// matches; an Individual exam always gets a new event, "Individual (A)" when accommodated.
+// before spec.Start (by instant, so the offsets written do not matter; of several, the latest),
+// creating one when none matches; an Individual exam always gets a new event, "Individual (A)"
+// when accommodated.
 // The caller has checked the venue.
 func (a *api) place(ctx context.Context, tx *engine.Store, org string, spec eventSpec, accommodated bool) (placement, error) {
 	db := tx.DB(ctx)
@@ -128,7 +132,7 @@ func (a *api) place(ctx context.Context, tx *engine.Store, org string, spec even
 		Where(eq("e", a.t.event, "EventType", eventTypeExam)).
 		Where(clause.Expr{SQL: sqlCol("e", a.t.event, "EventCancelled") + " IS NULL"}).
 		Where(clause.Expr{SQL: "(" + examType + " IS NULL OR " + examType + " NOT IN ?)", Vars: []any{individualTypes}}).
-		Order(sqlCol("e", a.t.event, "EventStart")+", "+sqlCol("e", a.t.event, "EventIdentifier")).Limit(1),
+		Order(sqlCol("e", a.t.event, "EventStart")+" DESC, "+sqlCol("e", a.t.event, "EventIdentifier")).Limit(1),
 		func(m *match) []any { return []any{&m.id, &m.limit} })
 	if err != nil {
 		return placement{}, err
