@@ -3,6 +3,7 @@ package legacy
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -155,6 +156,10 @@ func TestErrors(t *testing.T) {
 			{name: "unknown body member", method: "POST", path: regPath(regBase, "cancel"), body: `{"reason":"x"}`, status: 400},
 			{name: "wrong member type", method: "POST", path: regPath(regBase, "cancel"), body: `{"Reason":5}`, status: 400},
 			{name: "body not an object", method: "POST", path: regPath(regBase, "cancel"), body: `[1]`, status: 400},
+			{name: "body over 1 MiB", method: "POST", path: regPath(regBase, "cancel"),
+				body: `{"Reason":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, status: 413},
+			{name: "unknown accommodation member", method: "POST", path: regPath(fresh, "register-lax"),
+				body: e.registerBody(venueA, baseStart, `"Accommodations":[{"Type":"Reader","Minutes":5}]`), status: 400},
 			{name: "no credential", method: "GET", path: regPath(regBase, ""), as: "-", status: 401},
 			{name: "invalid credential", method: "GET", path: regPath(regBase, ""), as: "invalid", status: 401},
 			{name: "wrong method", method: "GET", path: "/api/registrations/count", status: 405},
