@@ -61,6 +61,8 @@ func From(err error) *Problem {
 		return out
 	case errors.Is(err, auth.ErrForbidden):
 		return New(http.StatusForbidden, "%s", err.Error())
+	case errors.Is(err, auth.ErrMalformed):
+		return New(http.StatusBadRequest, "%s", err.Error())
 	case errors.As(err, &tooLarge):
 		return New(http.StatusRequestEntityTooLarge, "The body is larger than %d bytes.", tooLarge.Limit)
 	}
