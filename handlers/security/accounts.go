@@ -1,0 +1,202 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"credo/auth"
+	"credo/engine"
+)
+
+// AccountTTL is how long an account (operator flag and roles) is reused between requests of
+// the same caller, and so the longest a change of person or memberships takes to reach the
+// authentication of a process.
+const AccountTTL = 2 * time.Second
+
+// accounts implements auth.Accounts over the partition's people, memberships and groups, with
+// a cache of AccountTTL.
+type accounts struct {
+	s *Security
+
+	mu      sync.Mutex
+	entries map[accountKey]accountEntry
+	sweepAt time.Time
+}
+
+type accountKey struct{ partition, user, org string }
+
+type accountEntry struct {
+	acct  auth.Account
+	until time.Time
+}
+
+var _ auth.Accounts = (*accounts)(nil)
+
+// Account answers from the cache while its entry is younger than AccountTTL. Refusals are not
+// cached, so a restored person is usable at once.
+func (a *accounts) Account(ctx context.Context, partition, userID, organizationID string) (auth.Account, error) {
+	key := accountKey{partition, userID, organizationID}
+	now := a.s.now()
+	a.mu.Lock()
+	e, ok := a.entries[key]
+	a.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.acct, nil
+	}
+	acct, err := a.s.account(ctx, partition, userID, organizationID, now)
+	if err != nil {
+		return auth.Account{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !now.Before(a.sweepAt) {
+		for k, e := range a.entries {
+			if !now.Before(e.until) {
+				delete(a.entries, k)
+			}
+		}
+		a.sweepAt = now.Add(AccountTTL)
+	}
+	a.entries[key] = accountEntry{acct: acct, until: now.Add(AccountTTL)}
+	return acct, nil
+}
+
+// account reads a user's standing in an organization now: Operator is the IsOperator flag of
+// its person there, and Roles the slugs of its current groups. A user without a person in
+// the organization may act there only as an operator (one of its persons is an operator);
+// otherwise the answer is an auth.ErrUnauthenticated refusal.
+func (s *Security) account(ctx context.Context, partition, userID, organizationID string, now time.Time) (auth.Account, error) {
+	st, err := s.store(partition)
+	if err != nil {
+		return auth.Account{}, err
+	}
+	people, err := resource(st, personName)
+	if err != nil {
+		return auth.Account{}, err
+	}
+	persons, err := all(ctx, st, people, []string{"OrganizationIdentifier", "IsOperator"}, "UserIdentifier", userID)
+	if err != nil {
+		return auth.Account{}, fmt.Errorf("security: people of user %s: %w", userID, err)
+	}
+	var acct auth.Account
+	found, operatorElsewhere := false, false
+	for _, p := range persons {
+		op, _ := p.Get(people, "IsOperator").(bool)
+		if str(people, p, "OrganizationIdentifier") == organizationID {
+			found, acct.Operator = true, op
+		} else if op {
+			operatorElsewhere = true
+		}
+	}
+	switch {
+	case found:
+	case operatorElsewhere:
+		acct.Operator = true
+	case len(persons) == 0:
+		return auth.Account{}, unauthenticated("the user %s has no person in the partition", userID)
+	default:
+		return auth.Account{}, unauthenticated("the user %s has no person in organization %s", userID, organizationID)
+	}
+	if acct.Roles, err = s.roles(ctx, st, userID, now); err != nil {
+		return auth.Account{}, err
+	}
+	return acct, nil
+}
+
+// currentGroups returns the groups of a user's current memberships: effective at or before
+// now and not expired (MembershipExpiry the zero value, or after now).
+func currentGroups(ctx context.Context, st *engine.Store, userID string, now time.Time) ([]string, error) {
+	r, err := resource(st, membershipName)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := all(ctx, st, r, []string{"GroupIdentifier", "MembershipEffective", "MembershipExpiry"}, "UserIdentifier", userID)
+	if err != nil {
+		return nil, fmt.Errorf("security: memberships of user %s: %w", userID, err)
+	}
+	var groups []string
+	for _, m := range recs {
+		if current(when(r, m, "MembershipEffective"), when(r, m, "MembershipExpiry"), now) {
+			groups = append(groups, str(r, m, "GroupIdentifier"))
+		}
+	}
+	return groups, nil
+}
+
+// noExpiry is the latest instant a MembershipExpiry may hold and still mean "never expires":
+// an omitted expiry is stored as 0001-01-01T00:00:00+00:00.
+var noExpiry = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// current reports whether a membership holds at now.
+func current(effective, expiry, now time.Time) bool {
+	return !effective.After(now) && (!expiry.After(noExpiry) || expiry.After(now))
+}
+
+// roles returns the sorted, distinct GroupSlug of a user's current groups.
+func (s *Security) roles(ctx context.Context, st *engine.Store, userID string, now time.Time) ([]string, error) {
+	groupIDs, err := currentGroups(ctx, st, userID, now)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := resource(st, groupName)
+	if err != nil {
+		return nil, err
+	}
+	slug, err := members(groups, "GroupSlug")
+	if err != nil {
+		return nil, err
+	}
+	roles := []string{}
+	for _, id := range groupIDs {
+		g, err := st.Get(ctx, groups, []any{id}, slug, "")
+		if engine.IsNotFound(err) {
+			continue // a membership of a deleted group grants nothing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("security: group %s: %w", id, err)
+		}
+		if sl := str(groups, g, "GroupSlug"); sl != "" && !slices.Contains(roles, sl) {
+			roles = append(roles, sl)
+		}
+	}
+	slices.Sort(roles)
+	return roles, nil
+}
+
+// grants implements auth.Grants over Permission records with two queries: the user's current
+// groups, then the permissions on the object.
+type grants struct{ s *Security }
+
+var _ auth.Grants = grants{}
+
+func (g grants) Mask(ctx context.Context, partition, userID string, object uuid.UUID) (int64, error) {
+	st, err := g.s.store(partition)
+	if err != nil {
+		return 0, err
+	}
+	groups, err := currentGroups(ctx, st, userID, g.s.now())
+	if err != nil || len(groups) == 0 {
+		return 0, err
+	}
+	r, err := resource(st, permissionName)
+	if err != nil {
+		return 0, err
+	}
+	perms, err := all(ctx, st, r, []string{"GroupIdentifier", "PermissionMask"}, "ObjectIdentifier", object.String())
+	if err != nil {
+		return 0, fmt.Errorf("security: permissions on %s: %w", object, err)
+	}
+	var mask int64
+	for _, p := range perms {
+		if slices.Contains(groups, str(r, p, "GroupIdentifier")) {
+			m, _ := p.Get(r, "PermissionMask").(int64)
+			mask |= m
+		}
+	}
+	return mask, nil
+}

@@ -1,0 +1,213 @@
+package security
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers/problem"
+)
+
+// CookieLifetime is the longest a session cookie lives; it never outlives the credential
+// that asked for it.
+const CookieLifetime = 24 * time.Hour
+
+// CookieName is the session cookie's name, which the Authenticator reads.
+const CookieName = auth.DefaultCookieName
+
+// generateCookie serves cookies/generate: a session cookie for the caller, set with
+// Set-Cookie (HttpOnly, Secure, SameSite=Lax, path of the partition) and returned as
+// {"Token"}.
+func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	st, pa, err := h.partition(r)
+	if err != nil {
+		return err
+	}
+	p := auth.FromContext(ctx)
+	if p == nil {
+		return unauthenticated("no credential")
+	}
+	now := h.s.now()
+	expiry := now.Add(CookieLifetime)
+	secret := ""
+	switch p.Credential {
+	case auth.CredentialBearer:
+		c, err := pa.tokens.Verify(bearer(r), st.Partition)
+		if err != nil {
+			return err
+		}
+		expiry = earlier(expiry, c.Expires)
+		t, err := lookupIssued(ctx, st, c.ID)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			secret = t.Secret // revoking the secret revokes this cookie too
+		}
+	case auth.CredentialCookie:
+		ck, err := r.Cookie(CookieName)
+		if err != nil {
+			return unauthenticated("no session cookie")
+		}
+		c, err := pa.cookies.Validate(ck.Value)
+		if err != nil {
+			return err
+		}
+		expiry = earlier(expiry, c.Expiry)
+	}
+	token, payload, err := pa.cookies.Encode(auth.CookiePayload{
+		User: p.UserIdentifier, Email: p.Email, Organization: p.OrganizationIdentifier,
+		Partition: p.Partition, Roles: nonNil(p.Roles), Created: now.UTC(), Expiry: expiry.UTC(),
+	})
+	if err != nil {
+		return err
+	}
+	err = register(ctx, st, issued{ID: payload.Identifier, Kind: string(auth.CredentialCookie), User: p.UserIdentifier,
+		Organization: p.OrganizationIdentifier, Secret: secret, Issued: now, Expires: expiry})
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: CookieName, Value: token, Path: "/v2/" + st.Partition + "/", Expires: expiry,
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
+	})
+	return problem.JSON(w, http.StatusOK, struct {
+		Token string `json:"Token"`
+	}{token})
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// cookieToken returns the cookie token sent as the body (text or a JSON string), or else the
+// request's session cookie.
+func cookieToken(w http.ResponseWriter, r *http.Request) (string, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return "", err
+	}
+	token, err := textBody(body)
+	if err != nil {
+		return "", err
+	}
+	if token == "" {
+		if ck, err := r.Cookie(CookieName); err == nil {
+			token = ck.Value
+		}
+	}
+	if token == "" {
+		return "", problem.New(http.StatusBadRequest, "Send the cookie token as the body, or as the %s cookie.", CookieName)
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(token); err != nil {
+		return "", problem.New(http.StatusBadRequest, "The cookie token is not unpadded base64url: %v", err)
+	}
+	return token, nil
+}
+
+// decodeCookie serves cookies/decode: {"Cookie": payload}, the payload as a JSON object when
+// decode (the default) and as its JSON text otherwise. An encrypted cookie is read only with
+// decrypt; a cookie that cannot be read (not ours, altered) is a 400 saying why.
+func (h *handler) decodeCookie(w http.ResponseWriter, r *http.Request) error {
+	_, pa, err := h.partition(r)
+	if err != nil {
+		return err
+	}
+	params, err := boolParams(r, map[string]bool{"decode": true, "decrypt": false})
+	if err != nil {
+		return err
+	}
+	token, err := cookieToken(w, r)
+	if err != nil {
+		return err
+	}
+	payload, err := pa.cookies.Decode(token, params["decrypt"])
+	if err != nil {
+		if errors.Is(err, auth.ErrMalformed) {
+			return badMember("decrypt", "%s", err.Error())
+		}
+		return problem.New(http.StatusBadRequest, "The cookie cannot be read: %s.", err.Error())
+	}
+	var out any = payload
+	if !params["decode"] {
+		j, err := json.Marshal(payload)
+		if err != nil {
+			return fmt.Errorf("security: encode cookie payload: %w", err)
+		}
+		out = string(j)
+	}
+	return problem.JSON(w, http.StatusOK, struct {
+		Cookie any `json:"Cookie"`
+	}{out})
+}
+
+// cookieReport is the answer of cookies/validate.
+type cookieReport struct {
+	Valid                 bool   `json:"Valid"`
+	Reason                string `json:"Reason,omitempty"`
+	SignatureVerification string `json:"SignatureVerification"`
+	// ExpiryVerification is "Not Expired (N minutes remaining)", "Expired", or "Unknown" when
+	// the cookie cannot be read.
+	ExpiryVerification string              `json:"ExpiryVerification"`
+	Expiry             *engine.DateTime    `json:"Expiry"`
+	Cookie             *auth.CookiePayload `json:"Cookie,omitempty"`
+}
+
+// validateCookie serves cookies/validate: whether a cookie is genuine, of this partition and
+// unexpired, with its payload when decode (the default).
+func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
+	st, pa, err := h.partition(r)
+	if err != nil {
+		return err
+	}
+	params, err := boolParams(r, map[string]bool{"decode": true})
+	if err != nil {
+		return err
+	}
+	token, err := cookieToken(w, r)
+	if err != nil {
+		return err
+	}
+	rep := cookieReport{SignatureVerification: "Failed", ExpiryVerification: "Unknown"}
+	payload, err := pa.cookies.Decode(token, true)
+	if err != nil {
+		rep.Reason = err.Error()
+		return problem.JSON(w, http.StatusOK, rep)
+	}
+	rep.SignatureVerification = "Passed"
+	exp := dateTime(payload.Expiry)
+	rep.Expiry = &exp
+	if left := payload.Expiry.Sub(h.s.now()); left > 0 {
+		rep.ExpiryVerification = fmt.Sprintf("Not Expired (%d minutes remaining)", int64(left.Minutes()))
+	} else {
+		rep.ExpiryVerification = "Expired"
+	}
+	switch {
+	case payload.Partition != st.Partition:
+		rep.Reason = fmt.Sprintf("cookie of another partition (%s)", payload.Partition)
+	case rep.ExpiryVerification == "Expired":
+		rep.Reason = "cookie expired on " + exp.String()
+	default:
+		revoked, err := h.s.revocations.IsRevoked(r.Context(), st.Partition, payload.Identifier)
+		if err != nil {
+			return err
+		}
+		rep.Valid = !revoked
+		if revoked {
+			rep.Reason = "cookie revoked"
+		}
+	}
+	if params["decode"] {
+		rep.Cookie = payload
+	}
+	return problem.JSON(w, http.StatusOK, rep)
+}

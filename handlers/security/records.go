@@ -1,0 +1,110 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"credo/engine"
+)
+
+// The descriptors this package reads and writes, by record name.
+const (
+	clientSecretName = "ClientSecret"
+	issuedTokenName  = "IssuedToken"
+	revokedTokenName = "RevokedToken"
+	signingKeyName   = "SigningKey"
+	membershipName   = "Membership"
+	groupName        = "Group"
+	permissionName   = "Permission"
+	personName       = "Person"
+	userName         = "User"
+	organizationName = "Organization"
+)
+
+// resource returns a descriptor the package relies on; its absence is a build error of the
+// registry, reported rather than panicking in a request.
+func resource(st *engine.Store, name string) (*engine.Resource, error) {
+	r, ok := st.Registry().ByName(name)
+	if !ok {
+		return nil, fmt.Errorf("security: no %s descriptor", name)
+	}
+	return r, nil
+}
+
+// members returns the named members of r, in order.
+func members(r *engine.Resource, names ...string) ([]*engine.Field, error) {
+	out := make([]*engine.Field, len(names))
+	for i, n := range names {
+		f, ok := r.Member(n)
+		if !ok {
+			return nil, fmt.Errorf("security: %s has no member %s", r.Name, n)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// eq is the query whose every named member equals its value, projecting fields; pairs
+// alternate member name and value.
+func eq(r *engine.Resource, fields []string, pairs ...any) (engine.Query, error) {
+	proj, err := members(r, fields...)
+	if err != nil {
+		return engine.Query{}, err
+	}
+	q := engine.Query{Fields: proj, Format: engine.FormatJSON}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		name, _ := pairs[i].(string)
+		f, ok := r.Member(name)
+		if !ok {
+			return engine.Query{}, fmt.Errorf("security: %s has no member %s", r.Name, name)
+		}
+		q.Conds = append(q.Conds, engine.Cond{Field: f, Op: engine.MatchEq, Value: pairs[i+1]})
+	}
+	return q, nil
+}
+
+// all returns every record of r matching the equality pairs, projected to fields.
+func all(ctx context.Context, st *engine.Store, r *engine.Resource, fields []string, pairs ...any) ([]engine.Record, error) {
+	q, err := eq(r, fields, pairs...)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Record
+	err = st.Stream(ctx, r, q, func(rec engine.Record) error {
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// insert stores a new record of r from member values (names to values) and returns it.
+func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values map[string]any) (engine.Record, error) {
+	rec := r.NewRecord()
+	present := make([]bool, len(r.Members))
+	for name, v := range values {
+		f, ok := r.Member(name)
+		if !ok {
+			return nil, fmt.Errorf("security: %s has no member %s", r.Name, name)
+		}
+		rec[f.Index], present[f.Index] = v, true
+	}
+	return st.Insert(ctx, r, rec, present, "")
+}
+
+// str returns a string member's value, "" when null.
+func str(r *engine.Resource, rec engine.Record, name string) string {
+	s, _ := rec.Get(r, name).(string)
+	return s
+}
+
+// when returns a datetime member's value, the zero time when null.
+func when(r *engine.Resource, rec engine.Record, name string) time.Time {
+	d, _ := rec.Get(r, name).(engine.DateTime)
+	return d.Time
+}
+
+// dateTime converts an instant to a stored datetime in UTC.
+func dateTime(t time.Time) engine.DateTime {
+	return engine.DateTime{Time: t.UTC().Truncate(100 * time.Nanosecond)}
+}

@@ -1,0 +1,157 @@
+package security
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers"
+)
+
+// DefaultAudience and DefaultIssuer are the aud and iss claims when Config names none.
+const (
+	DefaultAudience = "credo"
+	DefaultIssuer   = "credo"
+)
+
+// Config is what New needs from the process.
+type Config struct {
+	// SigningKey is CREDO_SIGNING_KEY: at least auth.MinKeyBytes bytes, from which each
+	// partition's key is derived with DeriveKey. Nil means each partition's random key, stored
+	// in its database on first use.
+	SigningKey []byte
+	// CookieEncryptionKey, when set, is the auth.EncryptionKeyBytes-byte AES-256 key with which
+	// session cookies are encrypted (AES-GCM); without it cookies are only signed.
+	CookieEncryptionKey []byte
+	// Now is the clock of tokens, cookies, secrets and caches; nil means time.Now.
+	Now func() time.Time
+	// Audience and Issuer are the aud and iss claims issued and required; DefaultAudience and
+	// DefaultIssuer when empty.
+	Audience, Issuer string
+}
+
+// Security backs the router's authentication and authorization with the partitions' records
+// and serves the security operations. Build it with New; it is safe for concurrent use.
+type Security struct {
+	db          *engine.Database
+	now         func() time.Time
+	partitions  map[string]*partitionAuth
+	revocations *auth.RevocationCache
+	accounts    *accounts
+	authorizer  *auth.Authorizer
+}
+
+// partitionAuth is what verifies and issues one partition's credentials.
+type partitionAuth struct {
+	tokens  *auth.Tokens
+	cookies *auth.Cookies
+	authn   *auth.Authenticator
+}
+
+// New prepares every partition of db: it reads each partition's signing key, creating it when
+// the partition has none yet (or derives it from cfg.SigningKey), and builds the verifiers,
+// the revocation cache and the permission cache over the partitions' records.
+func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error) {
+	if db == nil {
+		return nil, errors.New("security: no database")
+	}
+	if cfg.SigningKey != nil && len(cfg.SigningKey) < auth.MinKeyBytes {
+		return nil, fmt.Errorf("security: the signing key has %d bytes; at least %d are needed", len(cfg.SigningKey), auth.MinKeyBytes)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = DefaultAudience
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = DefaultIssuer
+	}
+	s := &Security{db: db, now: cfg.Now, partitions: map[string]*partitionAuth{}}
+	s.revocations = auth.NewRevocationCache(revocations{s}, auth.MaxRevocationTTL, cfg.Now)
+	s.accounts = &accounts{s: s, entries: map[accountKey]accountEntry{}}
+	s.authorizer = &auth.Authorizer{Grants: grants{s}, Clock: cfg.Now}
+	for _, p := range db.Partitions() {
+		st, ok := db.Store(p)
+		if !ok {
+			return nil, fmt.Errorf("security: partition %s has no store", p)
+		}
+		key := cfg.SigningKey
+		if key != nil {
+			key = DeriveKey(key, p)
+		} else {
+			var err error
+			if key, err = storedKey(ctx, st, cfg.Now()); err != nil {
+				return nil, err
+			}
+		}
+		tokens, err := auth.NewTokens(key, cfg.Now, cfg.Audience, cfg.Issuer)
+		if err != nil {
+			return nil, fmt.Errorf("security: partition %s: %w", p, err)
+		}
+		cookies, err := auth.NewCookies(key, cfg.CookieEncryptionKey, cfg.Now)
+		if err != nil {
+			return nil, fmt.Errorf("security: partition %s: %w", p, err)
+		}
+		s.partitions[p] = &partitionAuth{tokens: tokens, cookies: cookies, authn: &auth.Authenticator{
+			Tokens: tokens, Cookies: cookies, Revocations: s.revocations, Accounts: s.accounts,
+		}}
+	}
+	return s, nil
+}
+
+// DeriveKey returns a partition's signing key derived from a configured key:
+// HMAC-SHA256(key, partition). Partitions thus never share a key, and tests can forge a
+// partition's tokens from the configured key.
+func DeriveKey(key []byte, partition string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(partition))
+	return m.Sum(nil)
+}
+
+// Authenticator returns the router's authenticator: bearer token, then session cookie, each
+// checked with the partition's key, against revocations and against the account's current
+// person and memberships.
+func (s *Security) Authenticator() handlers.Authenticator { return authenticator{s} }
+
+// Authorizer returns the router's authorizer over Permission records (decisions §7), caching
+// each decision for at most auth.MaxDecisionTTL.
+func (s *Security) Authorizer() handlers.Authorizer {
+	return auth.PathAuthorizer{Authorizer: s.authorizer}
+}
+
+type authenticator struct{ s *Security }
+
+var _ handlers.Authenticator = authenticator{}
+
+func (a authenticator) Authenticate(r *http.Request, partition string) (*auth.Principal, error) {
+	pa, err := a.s.partition(partition)
+	if err != nil {
+		return nil, err
+	}
+	return pa.authn.Authenticate(r, partition)
+}
+
+// partition returns a configured partition's verifiers.
+func (s *Security) partition(slug string) (*partitionAuth, error) {
+	pa, ok := s.partitions[slug]
+	if !ok {
+		return nil, unauthenticated("the partition %q is not configured", slug)
+	}
+	return pa, nil
+}
+
+// store returns a configured partition's store.
+func (s *Security) store(partition string) (*engine.Store, error) {
+	st, ok := s.db.Store(partition)
+	if !ok {
+		return nil, fmt.Errorf("security: partition %q is not configured", partition)
+	}
+	return st, nil
+}
