@@ -1,0 +1,116 @@
+package people
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"credo/engine"
+)
+
+// Statement sizes. SQLite takes at most 32,766 bind variables per statement and its driver
+// binds them in time quadratic in their number, so both the lookups and the inserts stay
+// around a thousand or two.
+const (
+	// lookupChunk is how many values one IN list of a lookup holds.
+	lookupChunk = 500
+	// insertVars is about how many bind variables one insert statement holds.
+	insertVars = 2000
+)
+
+// batch is the records of one resource that an import writes, with the file row of each.
+type batch struct {
+	r        *engine.Resource
+	recs     []engine.Record
+	presents [][]bool
+	rows     []int
+	err      error
+}
+
+// add appends a record of the given members for a file row.
+func (b *batch) add(row int, values map[string]any) {
+	rec := b.r.NewRecord()
+	present := make([]bool, len(b.r.Members))
+	for name, v := range values {
+		f, ok := b.r.Member(name)
+		if !ok {
+			b.err = fmt.Errorf("people: %s has no member %s", b.r.Name, name)
+			return
+		}
+		rec[f.Index], present[f.Index] = v, true
+	}
+	b.recs, b.presents, b.rows = append(b.recs, rec), append(b.presents, present), append(b.rows, row)
+}
+
+// insert writes the records with the engine's bulk insert, a statement-sized slice at a time;
+// tx is the import's transaction, so a failing slice undoes everything. Problems the engine
+// finds are reported under the file rows.
+func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
+	if b.err != nil {
+		return b.err
+	}
+	size := max(1, insertVars/len(b.r.Fields))
+	for start := 0; start < len(b.recs); start += size {
+		end := min(start+size, len(b.recs))
+		err := tx.InsertAll(ctx, b.r, b.recs[start:end], b.presents[start:end], "")
+		var bulk *engine.BulkError
+		if errors.As(err, &bulk) {
+			ps := &problems{}
+			for _, re := range bulk.Rows {
+				member := re.Member
+				if member == "" {
+					member = rowMember
+				}
+				ps.add(member, b.rows[start+re.Row], "%s %s", b.r.Name, re.Msg)
+			}
+			return ps.err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookup calls fn with the given members of every record of r whose member is one of values,
+// in IN lists of lookupChunk values; org, when set, limits a scoped resource to it.
+func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member string, values []string, org string, members []string, fn func(engine.Record)) error {
+	in, ok := r.Member(member)
+	if !ok {
+		return fmt.Errorf("people: %s has no member %s", r.Name, member)
+	}
+	fields := make([]*engine.Field, len(members))
+	for i, name := range members {
+		if fields[i], ok = r.Member(name); !ok {
+			return fmt.Errorf("people: %s has no member %s", r.Name, name)
+		}
+	}
+	sort.Strings(values)
+	for start := 0; start < len(values); start += lookupChunk {
+		chunk := values[start:min(start+lookupChunk, len(values))]
+		// An equality condition with a list of values is an IN list (GORM's clause.Eq).
+		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchEq, Value: chunk}}, Fields: fields, Org: org}
+		err := st.Stream(ctx, r, q, func(rec engine.Record) error {
+			fn(rec)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("people: look up %s by %s: %w", r.Name, member, err)
+		}
+	}
+	return nil
+}
+
+func str(r *engine.Resource, rec engine.Record, name string) string {
+	s, _ := rec.Get(r, name).(string)
+	return s
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

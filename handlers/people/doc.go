@@ -1,0 +1,23 @@
+// Package people serves the people import (decisions §11): a JSON array of PersonImportRow
+// becomes people of the caller's organization, with their users and manager connections,
+// all or nothing.
+//
+// Choices where the specification is silent:
+//   - Rows are numbered from 0, in body order; every problem reads "<message> (<row>)" under
+//     the member it concerns ("Row" for a row that is not an object). Strings are trimmed;
+//     an empty string is the same as null or an absent member.
+//   - A row's Email is matched exactly (the users' Email is unique as stored) against the
+//     partition's users: a match gets the new person, otherwise a user is created with the
+//     row's Email, FirstName, LastName and FullName. An Email already having a person in the
+//     caller's organization, or repeated in the file, is a problem.
+//   - Manager is the Email of a user that has a person in the caller's organization, or of any
+//     row of the same file (before or after the row); it may not be the row's own Email. It
+//     is recorded as the connection From the manager To the person's user with IsManager
+//     true; an existing connection between them gets IsManager true.
+//   - The person's FullName is "FirstName LastName", BusinessTitle is its JobTitle and
+//     EmployeeType (empty, Employee or Contractor, exact case) its EmployeeType; CreatedBy is
+//     the caller. PersonCode, unique in the organization and not in the row, is set to the new
+//     PersonIdentifier. Location is kept as the person field named "Location".
+//   - The organization is the caller's own (an operator's too). An empty array imports
+//     nothing and answers 200.
+package people

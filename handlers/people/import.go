@@ -1,0 +1,304 @@
+package people
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"unicode/utf8"
+
+	"credo/engine"
+)
+
+// EmployeeTypes are the values EmployeeType may take besides empty (decisions §6).
+var EmployeeTypes = []string{"Employee", "Contractor"}
+
+// LocationField is the name of the person field that keeps a row's Location.
+const LocationField = "Location"
+
+// model holds the descriptors an import reads and writes.
+type model struct {
+	user, person, field, conn *engine.Resource
+}
+
+func modelOf(st *engine.Store) (model, error) {
+	var m model
+	for name, dst := range map[string]**engine.Resource{"User": &m.user, "Person": &m.person, "PersonField": &m.field, "UserConnection": &m.conn} {
+		r, ok := st.Registry().ByName(name)
+		if !ok {
+			return model{}, fmt.Errorf("people: no %s descriptor", name)
+		}
+		*dst = r
+	}
+	return m, nil
+}
+
+// importer is one import in progress: the rows, what the checks learned, the problems.
+type importer struct {
+	m    model
+	rows []Row
+	org  string
+	ps   problems
+	// ids are the rows' canonical PersonIdentifiers ("" when invalid); byID and byEmail give
+	// the first row of each valid Identifier and well-formed Email.
+	ids     []string
+	byID    map[string]int
+	byEmail map[string]int
+	// users maps the Emails (rows' and managers') of existing users to their identifiers;
+	// inOrg holds those users that have a person in the organization.
+	users map[string]string
+	inOrg map[string]bool
+}
+
+// Import creates a person in org for every row (and its user when no user has the row's
+// Email), with its manager connection, in one transaction of st. Any problem with any row
+// writes nothing and is returned as one validation error listing every problem with its
+// row. by is the caller's user, recorded as CreatedBy ("" for none).
+func Import(ctx context.Context, st *engine.Store, rows []Row, org, by string) error {
+	m, err := modelOf(st)
+	if err != nil {
+		return err
+	}
+	im := &importer{m: m, rows: rows, org: org}
+	im.check()
+	if err := im.lookUp(ctx, st); err != nil {
+		return err
+	}
+	userIDs, managers := im.resolve()
+	if err := im.ps.err(); err != nil {
+		return err
+	}
+	existing, err := im.connections(ctx, st, userIDs, managers)
+	if err != nil {
+		return err
+	}
+	return im.write(ctx, st, userIDs, managers, existing, by)
+}
+
+// check finds the problems each row has on its own or with other rows of the file.
+func (im *importer) check() {
+	u, p, f := im.m.user, im.m.person, im.m.field
+	im.ids = make([]string, len(im.rows))
+	im.byID, im.byEmail = map[string]int{}, map[string]int{}
+	for i, r := range im.rows {
+		switch id, err := engine.ParseUUID(r.Identifier); {
+		case r.Identifier == "":
+			im.ps.add("Identifier", i, "Identifier is required")
+		case err != nil:
+			im.ps.add("Identifier", i, "Identifier %q is not a UUID", r.Identifier)
+		default:
+			if j, dup := im.byID[id]; dup {
+				im.ps.add("Identifier", i, "Identifier %s is also the Identifier of row %d", id, j)
+			} else {
+				im.byID[id] = i
+			}
+			im.ids[i] = id
+		}
+		switch {
+		case r.Email == "":
+			im.ps.add("Email", i, "Email is required")
+		case !wellFormed(r.Email):
+			im.ps.add("Email", i, "Email %q is not a well-formed address", r.Email)
+		case tooLong(u, "Email", r.Email):
+			im.ps.add("Email", i, "Email is longer than %d characters", maxLen(u, "Email"))
+		default:
+			if j, dup := im.byEmail[r.Email]; dup {
+				im.ps.add("Email", i, "Email %s is also the Email of row %d", r.Email, j)
+			} else {
+				im.byEmail[r.Email] = i
+			}
+		}
+		for _, c := range []struct {
+			member, value string
+			r             *engine.Resource
+			field         string
+		}{{"FirstName", r.FirstName, u, "FirstName"}, {"LastName", r.LastName, u, "LastName"}} {
+			if c.value == "" {
+				im.ps.add(c.member, i, "%s is required", c.member)
+			} else if tooLong(c.r, c.field, c.value) {
+				im.ps.add(c.member, i, "%s is longer than %d characters", c.member, maxLen(c.r, c.field))
+			}
+		}
+		if full := fullName(r); tooLong(p, "FullName", full) || tooLong(u, "FullName", full) {
+			im.ps.add("LastName", i, "FirstName and LastName make a FullName longer than %d characters", min(maxLen(p, "FullName"), maxLen(u, "FullName")))
+		}
+		if tooLong(p, "JobTitle", r.BusinessTitle) {
+			im.ps.add("BusinessTitle", i, "BusinessTitle is longer than %d characters", maxLen(p, "JobTitle"))
+		}
+		if tooLong(f, "FieldValue", r.Location) {
+			im.ps.add("Location", i, "Location is longer than %d characters", maxLen(f, "FieldValue"))
+		}
+		if r.EmployeeType != "" && r.EmployeeType != EmployeeTypes[0] && r.EmployeeType != EmployeeTypes[1] {
+			im.ps.add("EmployeeType", i, "EmployeeType %q must be empty, %s or %s", r.EmployeeType, EmployeeTypes[0], EmployeeTypes[1])
+		}
+		if r.Manager != "" && r.Manager == r.Email {
+			im.ps.add("Manager", i, "Manager %s is the row's own Email", r.Manager)
+		}
+	}
+}
+
+// lookUp runs the batched queries: Identifiers already used, users by Email (rows' and
+// managers'), and which of those users have a person in the organization.
+func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
+	p, u := im.m.person, im.m.user
+	taken := map[string]bool{}
+	err := lookup(ctx, st, p, "PersonIdentifier", keys(im.byID), "", []string{"PersonIdentifier"}, func(rec engine.Record) {
+		taken[str(p, rec, "PersonIdentifier")] = true
+	})
+	if err != nil {
+		return err
+	}
+	for id := range taken {
+		im.ps.add("Identifier", im.byID[id], "Identifier %s is already the identifier of a person", id)
+	}
+	emails := map[string]bool{}
+	for e := range im.byEmail {
+		emails[e] = true
+	}
+	for _, r := range im.rows {
+		if r.Manager != "" {
+			emails[r.Manager] = true
+		}
+	}
+	im.users = map[string]string{}
+	err = lookup(ctx, st, u, "Email", keys(emails), "", []string{"UserIdentifier", "Email"}, func(rec engine.Record) {
+		im.users[str(u, rec, "Email")] = str(u, rec, "UserIdentifier")
+	})
+	if err != nil {
+		return err
+	}
+	found := make(map[string]bool, len(im.users))
+	for _, id := range im.users {
+		found[id] = true
+	}
+	im.inOrg = map[string]bool{}
+	return lookup(ctx, st, p, "UserIdentifier", keys(found), im.org, []string{"UserIdentifier"}, func(rec engine.Record) {
+		im.inOrg[str(p, rec, "UserIdentifier")] = true
+	})
+}
+
+// resolve gives every row its user (existing or new) and its manager's user, reporting
+// Emails that already have a person here and Managers that name nobody the import may use.
+func (im *importer) resolve() (userIDs, managers []string) {
+	userIDs = make([]string, len(im.rows))
+	managers = make([]string, len(im.rows))
+	for i, r := range im.rows {
+		if id, ok := im.users[r.Email]; ok {
+			userIDs[i] = id
+			if im.inOrg[id] && im.byEmail[r.Email] == i {
+				im.ps.add("Email", i, "Email %s already has a person in your organization", r.Email)
+			}
+		} else {
+			userIDs[i] = engine.NewID()
+		}
+	}
+	for i, r := range im.rows {
+		if r.Manager == "" || r.Manager == r.Email {
+			continue
+		}
+		if j, ok := im.byEmail[r.Manager]; ok {
+			managers[i] = userIDs[j]
+		} else if id, ok := im.users[r.Manager]; ok && im.inOrg[id] {
+			managers[i] = id
+		} else {
+			im.ps.add("Manager", i, "Manager %s is not the Email of a user of your organization or of a row of this file", r.Manager)
+		}
+	}
+	return userIDs, managers
+}
+
+// connections returns the existing connections between the rows' existing users and their
+// managers, with whether each is already a manager connection.
+func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, managers []string) (map[[2]string]bool, error) {
+	existed := map[string]bool{}
+	for _, id := range im.users {
+		existed[id] = true
+	}
+	wanted := map[[2]string]bool{}
+	from := map[string]bool{}
+	for i, mgr := range managers {
+		if mgr != "" && existed[mgr] && existed[userIDs[i]] {
+			wanted[[2]string{mgr, userIDs[i]}] = true
+			from[mgr] = true
+		}
+	}
+	out := map[[2]string]bool{}
+	if len(wanted) == 0 {
+		return out, nil
+	}
+	c := im.m.conn
+	isManager, _ := c.Member("IsManager")
+	err := lookup(ctx, st, c, "FromUserIdentifier", keys(from), "", []string{"FromUserIdentifier", "ToUserIdentifier", "IsManager"}, func(rec engine.Record) {
+		pair := [2]string{str(c, rec, "FromUserIdentifier"), str(c, rec, "ToUserIdentifier")}
+		if wanted[pair] {
+			out[pair] = rec[isManager.Index] == true
+		}
+	})
+	return out, err
+}
+
+// write builds the records and inserts them in one transaction.
+func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, managers []string, existing map[[2]string]bool, by string) error {
+	users := &batch{r: im.m.user}
+	persons := &batch{r: im.m.person}
+	fields := &batch{r: im.m.field}
+	conns := &batch{r: im.m.conn}
+	var promote [][]any
+	createdBy, _ := engine.ParseUUID(by)
+	for i, r := range im.rows {
+		uid, full := userIDs[i], fullName(r)
+		if _, ok := im.users[r.Email]; !ok {
+			users.add(i, map[string]any{"UserIdentifier": uid, "Email": r.Email, "FirstName": r.FirstName,
+				"LastName": r.LastName, "FullName": full})
+		}
+		person := map[string]any{"PersonIdentifier": im.ids[i], "UserIdentifier": uid, "OrganizationIdentifier": im.org,
+			"FullName": full, "PersonCode": im.ids[i], "JobTitle": r.BusinessTitle, "EmployeeType": r.EmployeeType}
+		if createdBy != "" {
+			person["CreatedBy"] = createdBy
+		}
+		persons.add(i, person)
+		if r.Location != "" {
+			fields.add(i, map[string]any{"FieldIdentifier": engine.NewID(), "OrganizationIdentifier": im.org,
+				"UserIdentifier": uid, "FieldName": LocationField, "FieldValue": r.Location})
+		}
+		if mgr := managers[i]; mgr != "" {
+			pair := [2]string{mgr, uid}
+			if isManager, ok := existing[pair]; !ok {
+				conns.add(i, map[string]any{"FromUserIdentifier": mgr, "ToUserIdentifier": uid, "IsManager": true})
+			} else if !isManager {
+				promote = append(promote, []any{mgr, uid})
+			}
+		}
+	}
+	return st.Transaction(ctx, func(tx *engine.Store) error {
+		for _, b := range []*batch{users, persons, fields, conns} {
+			if err := b.insert(ctx, tx); err != nil {
+				return err
+			}
+		}
+		for _, key := range promote {
+			if err := tx.Patch(ctx, im.m.conn, key, []byte(`{"IsManager":true}`), ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// wellFormed reports whether s is a bare email address (no display name or angle brackets).
+func wellFormed(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
+}
+
+func fullName(r Row) string { return r.FirstName + " " + r.LastName }
+
+func maxLen(r *engine.Resource, member string) int {
+	if f, ok := r.Member(member); ok {
+		return f.MaxLen
+	}
+	return engine.MaxStringLength
+}
+
+func tooLong(r *engine.Resource, member, s string) bool {
+	return len(s) > maxLen(r, member) && utf8.RuneCountInString(s) > maxLen(r, member)
+}

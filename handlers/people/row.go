@@ -1,0 +1,126 @@
+package people
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"credo/engine"
+)
+
+// Row is one PersonImportRow, its strings trimmed ("" for null or absent).
+type Row struct {
+	Identifier, Email, FirstName, LastName, BusinessTitle, EmployeeType, Location, Manager string
+}
+
+// member returns the field of r that a JSON member fills, or nil for an unknown member.
+func (r *Row) member(name string) *string {
+	switch name {
+	case "Identifier":
+		return &r.Identifier
+	case "Email":
+		return &r.Email
+	case "FirstName":
+		return &r.FirstName
+	case "LastName":
+		return &r.LastName
+	case "BusinessTitle":
+		return &r.BusinessTitle
+	case "EmployeeType":
+		return &r.EmployeeType
+	case "Location":
+		return &r.Location
+	case "Manager":
+		return &r.Manager
+	}
+	return nil
+}
+
+// rowMember is the member name for problems of a whole row.
+const rowMember = "Row"
+
+// problems collects "<message> (<row>)" per member into one validation error.
+type problems struct {
+	list []rowProblem
+}
+
+type rowProblem struct {
+	member string
+	row    int
+	msg    string
+}
+
+func (p *problems) add(member string, row int, format string, args ...any) {
+	p.list = append(p.list, rowProblem{member: member, row: row, msg: fmt.Sprintf(format, args...)})
+}
+
+// err returns the problems as one 400, each member's messages in row order, or nil when there
+// are none.
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	sort.SliceStable(p.list, func(i, j int) bool { return p.list[i].row < p.list[j].row })
+	verr := &engine.ValidationError{}
+	rows := map[int]bool{}
+	for _, pr := range p.list {
+		verr.Add(pr.member, fmt.Sprintf("%s (%d)", pr.msg, pr.row))
+		rows[pr.row] = true
+	}
+	verr.Detail = fmt.Sprintf("%d problem(s) in %d row(s); nothing was imported", len(p.list), len(rows))
+	return verr
+}
+
+// DecodeRows reads the import body: a JSON array of PersonImportRow objects whose members are
+// strings or null. Unknown members and other JSON types are problems of their row; all of
+// them are reported together.
+func DecodeRows(body []byte) ([]Row, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil || raws == nil {
+		return nil, engine.Invalid("the body must be a JSON array of PersonImportRow objects: %s", jsonProblem(err))
+	}
+	rows := make([]Row, len(raws))
+	ps := &problems{}
+	for i, raw := range raws {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+			ps.add(rowMember, i, "the row must be a PersonImportRow object")
+			continue
+		}
+		names := make([]string, 0, len(members))
+		for name := range members {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			dst := rows[i].member(name)
+			if dst == nil {
+				ps.add(name, i, "%s is not a member of PersonImportRow", name)
+				continue
+			}
+			v := bytes.TrimSpace(members[name])
+			if string(v) == "null" {
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				ps.add(name, i, "%s must be a string or null", name)
+				continue
+			}
+			*dst = strings.TrimSpace(s)
+		}
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func jsonProblem(err error) string {
+	if err == nil {
+		return "null is not an array"
+	}
+	return err.Error()
+}
