@@ -1,0 +1,298 @@
+// Command harness seeds the benchmark partitions, starts `credo serve` and the reference
+// server bench/ref on the same data, drives both over loopback with the cases of issue 6 and
+// prints the table of BENCHMARKS.md. Run it through `make bench`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"credo/bench/load"
+	"credo/engine"
+)
+
+// config is the harness's flags.
+type config struct {
+	credo, ref         string
+	postgres, sqlite   string
+	credoAddr, refAddr string
+	conns              int
+	duration, warmup   time.Duration
+	quick, large       bool
+	growth             bool
+	exports            int
+	cases              []string
+	work, out          string
+}
+
+// The partitions: the main one and the growth check's.
+const (
+	mainPartition  = "bench"
+	smallPartition = "bench10k"
+	largePartition = "bench1m"
+)
+
+func datasets(large bool) (main dataset, growth []dataset) {
+	main = dataset{Partition: mainPartition, Comments: 100_000, Users: 1_000, People: 100_000, Gradebooks: 100_000}
+	growth = []dataset{{Partition: smallPartition, Comments: 10_000, Users: 100}}
+	if large {
+		growth = append(growth, dataset{Partition: largePartition, Comments: 1_000_000, Users: 10_000})
+	}
+	return main, growth
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+	cfg := &config{}
+	var cases string
+	flag.StringVar(&cfg.credo, "credo", "bin/credo", "credo binary")
+	flag.StringVar(&cfg.ref, "ref", "bin/credo-ref", "reference server binary (bench/ref)")
+	flag.StringVar(&cfg.postgres, "postgres", "postgres://credo:credo@127.0.0.1:5432/credo?sslmode=disable", "PostgreSQL URL (empty: skip PostgreSQL)")
+	flag.StringVar(&cfg.sqlite, "sqlite", "", "SQLite data folder (default: <work>/sqlite; \"off\": skip SQLite)")
+	flag.StringVar(&cfg.credoAddr, "credo-addr", "127.0.0.1:18080", "where credo listens (loopback)")
+	flag.StringVar(&cfg.refAddr, "ref-addr", "127.0.0.1:18081", "where the reference server listens (loopback)")
+	flag.IntVar(&cfg.conns, "conns", 32, "connections per case")
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per case")
+	flag.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "warm-up per case, not measured")
+	flag.BoolVar(&cfg.quick, "quick", false, "quick mode: 2s per case after 0.5s warm-up, one export run")
+	flag.BoolVar(&cfg.large, "large", false, "also seed and measure the 1,000,000-comment partition for the growth check")
+	flag.BoolVar(&cfg.growth, "growth", true, "run the growth check (W1, W2 at 10,000 and 100,000 or 1,000,000 comments)")
+	flag.IntVar(&cfg.exports, "exports", 3, "W5 runs per server (the median is reported)")
+	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5", "cases to run")
+	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files, exports and server logs")
+	flag.StringVar(&cfg.out, "out", "", "also write the report (Markdown) to this file")
+	reseed := flag.Bool("reseed", false, "drop the bench partitions' data first (SQLite files; PostgreSQL schemas)")
+	flag.Parse()
+	if cfg.quick {
+		cfg.duration, cfg.warmup, cfg.exports = 2*time.Second, 500*time.Millisecond, 1
+	}
+	cfg.cases = strings.Split(cases, ",")
+	if cfg.sqlite == "" {
+		cfg.sqlite = filepath.Join(cfg.work, "sqlite")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, *reseed); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, cfg *config, reseed bool) error {
+	if err := os.MkdirAll(cfg.work, 0o750); err != nil {
+		return err
+	}
+	var out io.Writer = os.Stdout
+	if cfg.out != "" {
+		f, err := os.Create(cfg.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = io.MultiWriter(os.Stdout, f)
+	}
+	reg, err := registry()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "## Run of %s\n\nMachine: %d CPUs (GOMAXPROCS %d), %s, %s/%s.\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	var backends []string
+	if cfg.postgres != "" {
+		backends = append(backends, cfg.postgres)
+	}
+	if cfg.sqlite != "off" {
+		backends = append(backends, "sqlite:"+cfg.sqlite)
+	}
+	for _, dbURL := range backends {
+		if reseed {
+			if err := drop(ctx, dbURL); err != nil {
+				return err
+			}
+		}
+		if err := runBackend(ctx, cfg, reg, dbURL, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func backendName(dbURL string) string {
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL string, out io.Writer) error {
+	backend := backendName(dbURL)
+	logf := func(format string, args ...any) { log.Printf(backend+": "+format, args...) }
+	mainSet, growthSets := datasets(cfg.large)
+	if !cfg.growth {
+		growthSets = nil
+	}
+	parts := []string{mainSet.Partition}
+	for _, d := range append([]dataset{mainSet}, growthSets...) {
+		if err := seed(ctx, dbURL, reg, d, logf); err != nil {
+			return err
+		}
+		if d.Partition != mainSet.Partition {
+			parts = append(parts, d.Partition)
+		}
+	}
+	// W4 rows of an interrupted run would skew counts: remove them before starting.
+	for _, p := range parts {
+		if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
+			return err
+		}
+	}
+	works := map[string]*workload{}
+	for _, p := range parts {
+		w, err := readWorkload(ctx, dbURL, reg, p)
+		if err != nil {
+			return err
+		}
+		works[p] = w
+	}
+	partitions := strings.Join(parts, ",")
+	exportDir := filepath.Join(cfg.work, "exports")
+	credo, err := start("credo", cfg.credoAddr, filepath.Join(cfg.work, "credo-"+backend+".log"), "/v2/"+mainPartition+"/platform/health",
+		[]string{"CREDO_EXPORT_DIR=" + exportDir}, cfg.credo, "serve", "--addr", cfg.credoAddr, "--database", dbURL, "--partitions", partitions)
+	if err != nil {
+		return err
+	}
+	defer credo.stop()
+	logf("credo started in %v", credo.Startup.Round(time.Millisecond))
+	ref, err := start("ref", cfg.refAddr, filepath.Join(cfg.work, "ref-"+backend+".log"), "/v2/"+mainPartition+"/platform/health",
+		nil, cfg.ref, "--addr", cfg.refAddr, "--database", dbURL, "--partitions", partitions)
+	if err != nil {
+		return err
+	}
+	defer ref.stop()
+	logf("ref started in %v", ref.Startup.Round(time.Millisecond))
+	tok, err := token(cfg.credo, dbURL, partitions, mainPartition, cfg.credoAddr)
+	if err != nil {
+		return fmt.Errorf("%s: token: %w", backend, err)
+	}
+	ct := target{addr: cfg.credoAddr, header: []string{"Accept: application/json"}}
+	if tok != "" {
+		ct.header = append(ct.header, "Authorization: Bearer "+tok)
+	}
+	rt := target{addr: cfg.refAddr, header: []string{"Accept: application/json"}}
+	s := summary{Backend: backend, Auth: tok != "", CredoStartup: credo.Startup, RefStartup: ref.Startup}
+
+	measure := func(name string, t target, p string) (load.Result, error) {
+		res, err := load.Run(ctx, loadCase(name, t, p, works[p], cfg))
+		if err != nil {
+			return res, err
+		}
+		logf("%s %s on %s: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, p, t.addr, res.RPS, ms(res.P50), ms(res.P99), res.Errors)
+		if name == "W4" {
+			if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
+				return res, err
+			}
+		}
+		return res, nil
+	}
+	var pairs []pair
+	for _, name := range []string{"W1", "W2", "W3", "W4"} {
+		if !has(cfg.cases, name) {
+			continue
+		}
+		c, err := measure(name, ct, mainPartition)
+		if err != nil {
+			return err
+		}
+		r, err := measure(name, rt, mainPartition)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, pair{Case: name, Credo: c, Ref: r})
+	}
+	if has(cfg.cases, "W5") {
+		mode, err := exportMode(ct, mainPartition)
+		if err != nil {
+			return err
+		}
+		for i, sv := range []struct {
+			t   target
+			pid int
+		}{{ct, credo.pid()}, {rt, ref.pid()}} {
+			smp := load.Sample(sv.pid, 5*time.Millisecond)
+			res, err := runExport(sv.t, mainPartition, cfg.exports, mode, mainSet.Gradebooks)
+			res.PeakRSS = smp.Stop()
+			if err != nil {
+				return fmt.Errorf("W5: %w", err)
+			}
+			s.Export[i] = res
+			logf("W5 (%s) on %s: median %s ms, %d bytes, peak RSS %s MiB", mode, sv.t.addr, ms(res.Median), res.Bytes, mib(res.PeakRSS))
+		}
+		s.ExportRows = mainSet.Gradebooks
+	}
+	var growth []growthRow
+	if len(growthSets) > 0 {
+		sizes := []dataset{growthSets[0], mainSet}
+		if cfg.large {
+			sizes = []dataset{growthSets[0], mainSet, growthSets[1]}
+		}
+		for _, d := range sizes {
+			row := growthRow{Rows: d.Comments, Partition: d.Partition}
+			for _, x := range []struct {
+				name string
+				t    target
+				dst  *float64
+			}{{"W1", ct, &row.W1}, {"W2", ct, &row.W2}, {"W1", rt, &row.RefW1}, {"W2", rt, &row.RefW2}} {
+				res, err := measure(x.name, x.t, d.Partition)
+				if err != nil {
+					return err
+				}
+				*x.dst = res.RPS
+			}
+			growth = append(growth, row)
+		}
+	}
+	if s.CredoMem, err = load.ReadMemory(credo.pid()); err != nil {
+		return err
+	}
+	if s.RefMem, err = load.ReadMemory(ref.pid()); err != nil {
+		return err
+	}
+	writeBackend(out, s, pairs, growth, cfg)
+	return nil
+}
+
+// drop removes the bench partitions' data: SQLite files, or PostgreSQL schemas.
+func drop(ctx context.Context, dbURL string) error {
+	all := []string{mainPartition, smallPartition, largePartition}
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		dir := strings.TrimPrefix(dbURL, "sqlite:")
+		for _, p := range all {
+			for _, suffix := range []string{".db", ".db-wal", ".db-shm"} {
+				if err := os.Remove(filepath.Join(dir, p+suffix)); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return dropSchemas(ctx, dbURL, all)
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"credo/bench/load"
+)
+
+// pair is one case measured on credo and on the reference server.
+type pair struct {
+	Case       string
+	Credo, Ref load.Result
+}
+
+// goal is an issue-6 target on a case: throughput at least MinThroughput× the reference and,
+// when MaxP99 > 0, p99 at most MaxP99× the reference.
+type goal struct {
+	MinThroughput, MaxP99 float64
+}
+
+// goals lists the targets per backend and case (issue 6).
+var goals = map[string]map[string]goal{
+	"postgres": {"W1": {0.8, 1.5}, "W2": {0.8, 1.5}, "W3": {0.9, 0}, "W4": {0.8, 1.5}},
+	"sqlite":   {"W1": {0.8, 0}},
+}
+
+// Limits on memory and start-up (issue 6).
+const (
+	maxRSS     = 100 << 20
+	maxStartup = time.Second
+	// maxGrowth is the largest change of W1 and W2 throughput from the small to the large table.
+	maxGrowth = 0.20
+)
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+func mib(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+// writePairs renders the credo/reference table of one backend with each case's target.
+func writePairs(w io.Writer, backend string, pairs []pair) {
+	fmt.Fprintf(w, "| case | credo req/s | credo p50 ms | credo p99 ms | ref req/s | ref p50 ms | ref p99 ms | req/s ratio | p99 ratio | target | result |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, p := range pairs {
+		tr := ratio(p.Credo.RPS, p.Ref.RPS)
+		pr := ratio(float64(p.Credo.P99), float64(p.Ref.P99))
+		target, result := "—", "—"
+		if g, ok := goals[backend][p.Case]; ok {
+			met := tr >= g.MinThroughput
+			target = fmt.Sprintf("≥ %.1f×", g.MinThroughput)
+			if g.MaxP99 > 0 {
+				target += fmt.Sprintf(", p99 ≤ %.1f×", g.MaxP99)
+				met = met && pr <= g.MaxP99
+			}
+			result = verdict(met)
+		}
+		if p.Credo.Errors > 0 || p.Ref.Errors > 0 {
+			result += fmt.Sprintf(" (errors: credo %d, ref %d)", p.Credo.Errors, p.Ref.Errors)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %.0f | %s | %s | %.2f | %.2f | %s | %s |\n", p.Case,
+			p.Credo.RPS, ms(p.Credo.P50), ms(p.Credo.P99), p.Ref.RPS, ms(p.Ref.P50), ms(p.Ref.P99), tr, pr, target, result)
+	}
+}
+
+// growthRow is W1 and W2 throughput of one table size.
+type growthRow struct {
+	Rows           int
+	W1, W2         float64
+	RefW1, RefW2   float64
+	W1p99, W2p99   time.Duration
+	Partition      string
+	GrowthMeasured bool
+}
+
+// writeGrowth renders the growth check: W1 and W2 per table size and the change from the first.
+func writeGrowth(w io.Writer, rows []growthRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "| comments | credo W1 req/s | change | credo W2 req/s | change | ref W1 req/s | ref W2 req/s | target | result |\n")
+	fmt.Fprintf(w, "|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	base := rows[0]
+	for i, r := range rows {
+		c1, c2 := ratio(r.W1, base.W1)-1, ratio(r.W2, base.W2)-1
+		target, result := "—", "—"
+		if i == len(rows)-1 && i > 0 {
+			target = fmt.Sprintf("|change| < %.0f%% (at 1,000,000)", maxGrowth*100)
+			ok := abs(c1) < maxGrowth && abs(c2) < maxGrowth
+			result = verdict(ok)
+			if r.Rows < 1_000_000 {
+				result += " (1,000,000 not run: -large)"
+			}
+		}
+		fmt.Fprintf(w, "| %d | %.0f | %+.1f%% | %.0f | %+.1f%% | %.0f | %.0f | %s | %s |\n", r.Rows, r.W1, c1*100, r.W2, c2*100, r.RefW1, r.RefW2, target, result)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// summary is everything one backend's run measured besides the pairs.
+type summary struct {
+	Backend          string
+	Auth             bool
+	CredoStartup     time.Duration
+	RefStartup       time.Duration
+	CredoMem, RefMem load.Memory
+	Export           [2]exportResult // credo, ref
+	ExportRows       int
+}
+
+func writeSummary(w io.Writer, s summary) {
+	fmt.Fprintf(w, "| measure | credo | ref | target | result |\n|---|---:|---:|---|---|\n")
+	fmt.Fprintf(w, "| start-up to first served request (ms) | %s | %s | < %v | %s |\n", ms(s.CredoStartup), ms(s.RefStartup), maxStartup, verdict(s.CredoStartup < maxStartup))
+	fmt.Fprintf(w, "| VmRSS after the run (MiB) | %s | %s | < 100 MiB | %s |\n", mib(s.CredoMem.RSS), mib(s.RefMem.RSS), verdict(s.CredoMem.RSS < maxRSS))
+	fmt.Fprintf(w, "| VmHWM, peak of the run (MiB) | %s | %s | — | — |\n", mib(s.CredoMem.Peak), mib(s.RefMem.Peak))
+	c, r := s.Export[0], s.Export[1]
+	if c.Runs > 0 {
+		how := "export + download"
+		if c.Mode == "list" {
+			how = "CSV list pages of 1,000"
+		}
+		fmt.Fprintf(w, "| W5 %d gradebooks as CSV, %s: median of %d (ms) | %s | %s | — | ratio %.2f |\n", s.ExportRows, how, c.Runs, ms(c.Median), ms(r.Median), ratio(float64(r.Median), float64(c.Median)))
+		fmt.Fprintf(w, "| W5 bytes | %d | %d | — | — |\n", c.Bytes, r.Bytes)
+		fmt.Fprintf(w, "| W5 peak VmRSS during the exports (MiB) | %s | %s | — | — |\n", mib(c.PeakRSS), mib(r.PeakRSS))
+	}
+}
+
+// authNote says how credo was called.
+func authNote(auth bool) string {
+	if auth {
+		return "authentication on (operator bearer token on every request)"
+	}
+	return "authentication **off**: this credo serves v2 routes without a token (not yet wired)"
+}
+
+// writeBackend renders one backend's section.
+func writeBackend(w io.Writer, s summary, pairs []pair, growth []growthRow, cfg *config) {
+	fmt.Fprintf(w, "\n### %s\n\n", s.Backend)
+	fmt.Fprintf(w, "%d connections, %v per case after %v warm-up; %s.\n\n", cfg.conns, cfg.duration, cfg.warmup, authNote(s.Auth))
+	writePairs(w, s.Backend, pairs)
+	fmt.Fprintln(w)
+	writeSummary(w, s)
+	if len(growth) > 0 {
+		fmt.Fprintf(w, "\nGrowth (100 comments per user at every size):\n\n")
+		writeGrowth(w, growth)
+	}
+	var errs []string
+	for _, p := range pairs {
+		for _, r := range []struct {
+			who string
+			res load.Result
+		}{{"credo", p.Credo}, {"ref", p.Ref}} {
+			if r.res.FirstError != "" {
+				errs = append(errs, fmt.Sprintf("%s %s: %s", p.Case, r.who, r.res.FirstError))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(w, "\nFirst errors:\n\n- %s\n", strings.Join(errs, "\n- "))
+	}
+}

@@ -1,0 +1,103 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Memory is a process's resident memory as /proc/<pid>/status reports it, in bytes.
+type Memory struct {
+	RSS  int64 // VmRSS: resident now
+	Peak int64 // VmHWM: the most it was ever resident
+}
+
+// ReadMemory reads VmRSS and VmHWM of a process.
+func ReadMemory(pid int) (Memory, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, err
+	}
+	return ParseStatus(data)
+}
+
+// ParseStatus reads VmRSS and VmHWM from the text of /proc/<pid>/status.
+func ParseStatus(data []byte) (Memory, error) {
+	var m Memory
+	found := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		name, value, ok := bytes.Cut(sc.Bytes(), []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch string(name) {
+		case "VmRSS":
+			dst = &m.RSS
+		case "VmHWM":
+			dst = &m.Peak
+		default:
+			continue
+		}
+		f := bytes.Fields(value)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return Memory{}, fmt.Errorf("load: malformed %s line %q", name, sc.Bytes())
+		}
+		n, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			return Memory{}, fmt.Errorf("load: malformed %s line %q", name, sc.Bytes())
+		}
+		*dst = n << 10
+		found++
+	}
+	if found != 2 {
+		return Memory{}, fmt.Errorf("load: VmRSS or VmHWM missing from the status")
+	}
+	return m, nil
+}
+
+// Sampler records the largest VmRSS of a process while it runs, polling every interval: the
+// peak of one case, which VmHWM (the whole life's peak) cannot tell.
+type Sampler struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	max  int64
+}
+
+// Sample starts sampling pid.
+func Sample(pid int, interval time.Duration) *Sampler {
+	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if m, err := ReadMemory(pid); err == nil {
+				s.mu.Lock()
+				s.max = max(s.max, m.RSS)
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends sampling and returns the largest VmRSS seen, in bytes.
+func (s *Sampler) Stop() int64 {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max
+}
