@@ -17,7 +17,7 @@ import (
 // RegistrationCount counts the registrations that are not cancelled.
 type eventView struct {
 	EventIdentifier   string           `json:"EventIdentifier"`
-	EventNumber       int64            `json:"EventNumber"`
+	EventNumber       *int64           `json:"EventNumber"`
 	EventTitle        *string          `json:"EventTitle"`
 	EventType         *string          `json:"EventType"`
 	EventVenue        *string          `json:"EventVenue"`
@@ -149,7 +149,7 @@ func (a *api) addEvent(w http.ResponseWriter, r *http.Request) error {
 		if found {
 			return fail(msgEventExists)
 		}
-		if err := a.checkVenue(db, org, spec.Venue); err != nil {
+		if spec.Venue, err = a.checkVenue(db, org, spec.Venue); err != nil {
 			return err
 		}
 		return a.createEvent(ctx, tx, org, id, spec, deref(spec.ExamType))
@@ -216,7 +216,7 @@ func (a *api) cancelEvent(w http.ResponseWriter, r *http.Request) error {
 // limits and cancellation.
 type classView struct {
 	EventIdentifier string           `json:"EventIdentifier"`
-	EventNumber     int64            `json:"EventNumber"`
+	EventNumber     *int64           `json:"EventNumber"`
 	EventTitle      *string          `json:"EventTitle"`
 	EventVenue      *string          `json:"EventVenue"`
 	EventStart      engine.DateTime  `json:"EventStart"`

@@ -3,6 +3,7 @@ package legacy
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,7 @@ func TestEvents(t *testing.T) {
 			early = "0190a6f0-0000-7000-8000-0000000004e2"
 			class = "0190a6f0-0000-7000-8000-0000000004e3"
 			gone  = "0190a6f0-0000-7000-8000-0000000004e4"
+			upper = "0190a6f0-0000-7000-8000-0000000004e5"
 		)
 		day := testBase.AddDate(0, 0, 5).Format("2006-01-02")
 		add := func(id, at string) map[string]any {
@@ -21,6 +23,9 @@ func TestEvents(t *testing.T) {
 		}
 		// 23:30 at -06:00 is the next UTC day.
 		lateEv := add(late, day+"T23:30:00-06:00")
+		if got := e.ok("POST", "/api/events/"+strings.ToUpper(upper), `{"EventVenue":"`+strings.ToUpper(venueA2)+`","EventStart":"`+day+`T07:00:00Z","EventExamType":"Test","EventExamFormat":"Online","EventBillingCode":"`+billingA+`"}`); got["EventIdentifier"] != upper || got["EventVenue"] != venueA2 {
+			t.Fatalf("ids are stored lower-case: %v", got)
+		}
 		add(early, day+"T05:00:00Z")
 		for k, v := range map[string]any{"EventIdentifier": late, "EventType": "Exam", "EventExamType": "Test",
 			"EventStart": day + "T23:30:00-06:00", "RegistrationLimit": 30.0, "RegistrationCount": 0.0, "EventCancelled": nil} {
@@ -46,8 +51,8 @@ func TestEvents(t *testing.T) {
 			name, path string
 			want       []string
 		}{
-			{name: "UTC day", path: "/api/events/list-events?date=" + day, want: []string{early, class, gone}},
-			{name: "day at an offset", path: "/api/events/list-events?date=" + day + "T12:00:00-06:00", want: []string{class, gone, late}},
+			{name: "UTC day", path: "/api/events/list-events?date=" + day, want: []string{early, upper, class, gone}},
+			{name: "day at an offset", path: "/api/events/list-events?date=" + day + "T12:00:00-06:00", want: []string{upper, class, gone, late}},
 			{name: "another day", path: "/api/events/list-events?date=2031-01-01", want: nil},
 		} {
 			if got := ids(c.path); !equalStrings(got, c.want) {

@@ -75,21 +75,21 @@ func (a *api) futureStart(b members) (engine.DateTime, error) {
 	return *d, nil
 }
 
-// checkVenue refuses a venue that is not one of the organization's.
-func (a *api) checkVenue(db *gorm.DB, org, venue string) error {
+// checkVenue returns the venue id, lower-cased as stored, when it is one of the organization's.
+func (a *api) checkVenue(db *gorm.DB, org, venue string) (string, error) {
 	id, err := engine.ParseUUID(venue)
 	if err != nil {
-		return fail(msgVenueNotFound)
+		return "", fail(msgVenueNotFound)
 	}
 	ok, err := exists(a.from(db, a.t.venue, "v").
 		Where(eq("v", a.t.venue, "VenueIdentifier", id)).Where(eq("v", a.t.venue, "OrganizationIdentifier", org)))
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !ok {
-		return fail(msgVenueNotFound)
+		return "", fail(msgVenueNotFound)
 	}
-	return nil
+	return id, nil
 }
 
 // placement is the event a registration goes to.
@@ -103,7 +103,7 @@ type placement struct {
 // before spec.Start (by instant, so the offsets written do not matter; of several, the latest),
 // creating one when none matches; an Individual exam always gets a new event, "Individual (A)"
 // when accommodated.
-// The caller has checked the venue.
+// spec.Venue is a venue checkVenue returned.
 func (a *api) place(ctx context.Context, tx *engine.Store, org string, spec eventSpec, accommodated bool) (placement, error) {
 	db := tx.DB(ctx)
 	if deref(spec.ExamType) == examIndividual {
@@ -145,7 +145,7 @@ func (a *api) place(ctx context.Context, tx *engine.Store, org string, spec even
 }
 
 // createEvent validates a new exam event (type, billing code, format: api.md's order) and
-// inserts it with the organization's next EventNumber. The caller has checked the venue.
+// inserts it with the organization's next EventNumber; spec.Venue is a venue checkVenue returned.
 func (a *api) createEvent(ctx context.Context, tx *engine.Store, org, id string, spec eventSpec, examType string) error {
 	db := tx.DB(ctx)
 	switch {

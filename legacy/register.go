@@ -75,10 +75,9 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if err := a.checkVenue(db, org, spec.Venue); err != nil {
+		if spec.Venue, err = a.checkVenue(db, org, spec.Venue); err != nil {
 			return err
 		}
-		spec.Venue, _ = engine.ParseUUID(spec.Venue)
 		ev, err := a.place(ctx, tx, org, spec, len(accs) > 0)
 		if err != nil {
 			return err
@@ -176,10 +175,9 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 			return startErr
 		}
 		spec.Start = start
-		if err := a.checkVenue(db, org, spec.Venue); err != nil {
+		if spec.Venue, err = a.checkVenue(db, org, spec.Venue); err != nil {
 			return err
 		}
-		spec.Venue, _ = engine.ParseUUID(spec.Venue)
 		if current, err := a.events(db, eq("e", a.t.event, "EventIdentifier", reg.Event)); err != nil {
 			return err
 		} else if len(current) > 0 {

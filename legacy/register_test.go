@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,7 @@ func TestRegisterLax(t *testing.T) {
 		}{
 			{name: "same instant, other offset", venue: venueA, start: start(10, "15:00:00", "Z"), created: false},
 			{name: "same instant, third offset", venue: venueA, start: start(10, "16:30:00", "+01:30"), created: false},
+			{name: "upper-case venue id", venue: strings.ToUpper(venueA), start: start(10, "15:00:00", "Z"), created: false},
 			{name: "59 s later", venue: venueA, start: start(10, "15:00:59.9999999", "+00:00"), created: false},
 			{name: "61 s later", venue: venueA, start: start(10, "15:01:01", "Z"), created: true},
 			{name: "a second earlier", venue: venueA, start: start(10, "14:59:59", "Z"), created: true},

@@ -81,7 +81,7 @@ func (a *api) scrapHeader(db *gorm.DB, id string) ([]string, error) {
 		return nil, notFound(msgScrapPaperMissing)
 	}
 	e := evs[0]
-	title := eventLine(&e.EventNumber, e.EventExamType, e.EventExamFormat)
+	title := eventLine(e.EventNumber, e.EventExamType, e.EventExamFormat)
 	if e.EventExamType == nil && e.EventTitle != nil {
 		title += " " + *e.EventTitle
 	}
