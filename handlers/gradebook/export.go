@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -42,6 +43,9 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 	q, err := ParseQuery(gradebooks, r.URL.Query())
 	if err != nil {
 		return err
+	}
+	if len(q.Origin) > 0 {
+		slog.Debug("origin", "path", r.URL.Path, "origin", q.Origin) // decisions §5: only logged
 	}
 	p := auth.FromContext(ctx)
 	q.Org = p.Scope()
