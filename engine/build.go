@@ -45,7 +45,7 @@ func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression 
 	c := col(tbl, f.Column)
 	if d, ok := v.(DateTime); ok {
 		// Stored datetimes start with their fixed-width UTC instant: compare that prefix.
-		p := d.instantPrefix()
+		p := d.InstantKey()
 		switch op {
 		case MatchGte:
 			return clause.Gte{Column: c, Value: p}

@@ -125,8 +125,9 @@ func (d DateTime) Storage() string {
 	return string(d.Time.AppendFormat(b, "-07:00"))
 }
 
-// instantPrefix is the UTC part of Storage: comparing a column against it compares instants.
-func (d DateTime) instantPrefix() string { return d.Storage()[:28] }
+// InstantKey is the fixed-width UTC part of Storage: comparing a stored column against it
+// compares instants, whatever offsets the values were written in.
+func (d DateTime) InstantKey() string { return d.Storage()[:28] }
 
 // ParseStorage reads the database form written by Storage.
 func ParseStorage(s string) (DateTime, error) {

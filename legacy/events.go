@@ -91,7 +91,7 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request) error {
 	start := col("e", a.t.event, "EventStart")
 	evs, err := a.events(a.store.DB(r.Context()),
 		eq("e", a.t.event, "OrganizationIdentifier", caller(r).OrganizationIdentifier),
-		clause.Gte{Column: start, Value: instantKey(lo)}, clause.Lt{Column: start, Value: instantKey(hi)})
+		clause.Gte{Column: start, Value: lo.InstantKey()}, clause.Lt{Column: start, Value: hi.InstantKey()})
 	if err != nil {
 		return err
 	}

@@ -126,8 +126,8 @@ func (a *api) place(ctx context.Context, tx *engine.Store, org string, spec even
 	found, err := scanAll(a.from(db, a.t.event, "e").
 		Select(sqlCol("e", a.t.event, "EventIdentifier")+", "+sqlCol("e", a.t.event, "RegistrationLimit")).
 		Where(eq("e", a.t.event, "EventVenue", spec.Venue)).
-		Where(clause.Gte{Column: start, Value: instantKey(engine.DateTime{Time: spec.Start.Add(-matchWindow + 100*time.Nanosecond)})}).
-		Where(clause.Lt{Column: start, Value: instantKey(spec.Start) + "~"}).
+		Where(clause.Gte{Column: start, Value: engine.DateTime{Time: spec.Start.Add(-matchWindow + 100*time.Nanosecond)}.InstantKey()}).
+		Where(clause.Lt{Column: start, Value: spec.Start.InstantKey() + "~"}).
 		Where(eq("e", a.t.event, "OrganizationIdentifier", org)).
 		Where(eq("e", a.t.event, "EventType", eventTypeExam)).
 		Where(clause.Expr{SQL: sqlCol("e", a.t.event, "EventCancelled") + " IS NULL"}).

@@ -68,8 +68,3 @@ func exists(q *gorm.DB) (bool, error) {
 	return len(found) > 0, nil
 }
 
-// instantKey is the stored form's fixed-width UTC prefix (see engine.DateTime): comparing a
-// stored datetime column with it compares instants, whatever offsets the values were written in.
-func instantKey(d engine.DateTime) string {
-	return d.Storage()[:len("2006-01-02T15:04:05.0000000Z")]
-}

@@ -224,10 +224,10 @@ func (a *api) where(q *gorm.DB, org string, c criteria) *gorm.DB {
 	contains(sqlCol("p", a.t.person, "PersonCode"), c.Code)
 	changed := col("r", a.t.registration, "LastChangeTime")
 	if c.LastChangeSince != nil {
-		q = q.Where(clause.Gte{Column: changed, Value: instantKey(*c.LastChangeSince)})
+		q = q.Where(clause.Gte{Column: changed, Value: c.LastChangeSince.InstantKey()})
 	}
 	if c.LastChangeBefore != nil {
-		q = q.Where(clause.Lt{Column: changed, Value: instantKey(*c.LastChangeBefore)})
+		q = q.Where(clause.Lt{Column: changed, Value: c.LastChangeBefore.InstantKey()})
 	}
 	return q
 }
