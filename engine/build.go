@@ -56,6 +56,20 @@ func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression 
 		}
 	}
 	switch op {
+	case MatchIn:
+		var vals []any
+		switch x := v.(type) {
+		case []string:
+			for _, s := range x {
+				vals = append(vals, s)
+			}
+		case []any:
+			vals = x
+		}
+		if len(vals) == 0 {
+			return clause.Expr{SQL: "1 = 0"}
+		}
+		return clause.IN{Column: c, Values: vals}
 	case MatchContains:
 		pattern := "%" + escapeLike(v.(string)) + "%"
 		if s.dialect == Postgres {

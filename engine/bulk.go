@@ -117,8 +117,12 @@ func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, prese
 	if len(rows) == 0 {
 		return nil
 	}
-	// PostgreSQL takes at most 65535 bind values in a statement.
+	// PostgreSQL takes at most 65535 bind values in a statement; SQLite at most 32766, and its
+	// driver binds in time quadratic in their number, so its batches stay small.
 	batch := max(1, 60000/len(r.Fields))
+	if s.dialect == SQLite {
+		batch = max(1, 2000/len(r.Fields))
+	}
 	err := s.Transaction(ctx, func(tx *Store) error {
 		for start := 0; start < len(rows); start += batch {
 			end := min(start+batch, len(rows))

@@ -42,6 +42,9 @@ const (
 	MatchContains MatchOp = "contains"
 	MatchGte      MatchOp = "gte"
 	MatchLt       MatchOp = "lt"
+	// MatchIn takes a []any or []string of values; modules use it for batched lookups
+	// (descriptors cannot name it).
+	MatchIn MatchOp = "in"
 )
 
 // Limits of the standard operations.

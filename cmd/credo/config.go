@@ -7,6 +7,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"credo/engine"
@@ -19,6 +20,8 @@ type config struct {
 	Database    string
 	Partitions  []string
 	V1Partition string
+	// ExportDir is where gradebook exports are written (CREDO_EXPORT_DIR).
+	ExportDir string
 	// Descriptors names extra descriptor folders (CREDO_DESCRIPTORS, colon-separated), loaded
 	// beside the embedded ones: a maintainer's way to try a new group without rebuilding.
 	Descriptors []string
@@ -59,6 +62,14 @@ func (c *config) finish(partitions, descriptors string) error {
 	}
 	if !found {
 		return fmt.Errorf("--v1-partition %q is not among --partitions %s", c.V1Partition, strings.Join(c.Partitions, ","))
+	}
+	c.ExportDir = env("CREDO_EXPORT_DIR", "")
+	if c.ExportDir == "" {
+		if dir, ok := strings.CutPrefix(c.Database, "sqlite:"); ok {
+			c.ExportDir = filepath.Join(dir, "exports")
+		} else {
+			c.ExportDir = filepath.Join(os.TempDir(), "credo-exports")
+		}
 	}
 	for _, d := range strings.Split(descriptors, ":") {
 		if d = strings.TrimSpace(d); d != "" {

@@ -15,8 +15,6 @@ import (
 const (
 	// lookupChunk is how many values one IN list of a lookup holds.
 	lookupChunk = 500
-	// insertVars is about how many bind variables one insert statement holds.
-	insertVars = 2000
 )
 
 // batch is the records of one resource that an import writes, with the file row of each.
@@ -43,34 +41,27 @@ func (b *batch) add(row int, values map[string]any) {
 	b.recs, b.presents, b.rows = append(b.recs, rec), append(b.presents, present), append(b.rows, row)
 }
 
-// insert writes the records with the engine's bulk insert, a statement-sized slice at a time;
-// tx is the import's transaction, so a failing slice undoes everything. Problems the engine
-// finds are reported under the file rows.
+// insert writes the records with the engine's bulk insert (which batches statements itself);
+// tx is the import's transaction, so a failure undoes everything. Problems the engine finds
+// are reported under the file rows.
 func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 	if b.err != nil {
 		return b.err
 	}
-	size := max(1, insertVars/len(b.r.Fields))
-	for start := 0; start < len(b.recs); start += size {
-		end := min(start+size, len(b.recs))
-		err := tx.InsertAll(ctx, b.r, b.recs[start:end], b.presents[start:end], "")
-		var bulk *engine.BulkError
-		if errors.As(err, &bulk) {
-			ps := &problems{}
-			for _, re := range bulk.Rows {
-				member := re.Member
-				if member == "" {
-					member = rowMember
-				}
-				ps.add(member, b.rows[start+re.Row], "%s %s", b.r.Name, re.Msg)
+	err := tx.InsertAll(ctx, b.r, b.recs, b.presents, "")
+	var bulk *engine.BulkError
+	if errors.As(err, &bulk) {
+		ps := &problems{}
+		for _, re := range bulk.Rows {
+			member := re.Member
+			if member == "" {
+				member = rowMember
 			}
-			return ps.err()
+			ps.add(member, b.rows[re.Row], "%s %s", b.r.Name, re.Msg)
 		}
-		if err != nil {
-			return err
-		}
+		return ps.err()
 	}
-	return nil
+	return err
 }
 
 // lookup calls fn with the given members of every record of r whose member is one of values,
@@ -89,8 +80,8 @@ func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member st
 	sort.Strings(values)
 	for start := 0; start < len(values); start += lookupChunk {
 		chunk := values[start:min(start+lookupChunk, len(values))]
-		// An equality condition with a list of values is an IN list (GORM's clause.Eq).
-		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchEq, Value: chunk}}, Fields: fields, Org: org}
+
+		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchIn, Value: chunk}}, Fields: fields, Org: org}
 		err := st.Stream(ctx, r, q, func(rec engine.Record) error {
 			fn(rec)
 			return nil
