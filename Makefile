@@ -30,3 +30,14 @@ lint:
 
 seed: build
 	./bin/credo seed --partition e01
+
+## bench: seed the bench partitions and compare credo with the reference server bench/ref on
+## PostgreSQL and SQLite (see BENCHMARKS.md). BENCH_FLAGS passes harness flags, e.g.
+## BENCH_FLAGS=-quick (2 s per case), -large (growth check at 1,000,000 rows), -cases W1,W2.
+BENCH_FLAGS ?=
+bench: build
+	eval "$$(bash scripts/postgres.sh)" && \
+	$(GO) build -o bin/credo-ref ./bench/ref && \
+	$(GO) build -o bin/credo-bench ./bench/harness && \
+	./bin/credo-bench -credo bin/credo -ref bin/credo-ref -out bin/bench-results.md $(BENCH_FLAGS) && \
+	CREDO_TEST_POSTGRES="$$CREDO_TEST_POSTGRES" $(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./engine/ ./handlers/

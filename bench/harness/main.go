@@ -33,7 +33,12 @@ type config struct {
 	exports            int
 	cases              []string
 	work, out          string
+	// profile, when set, is the folder for CPU profiles of credo (one per case).
+	profile string
 }
+
+// pprofAddr is where a profiling build of credo serves net/http/pprof.
+const pprofAddr = "127.0.0.1:18090"
 
 // The partitions: the main one and the growth check's.
 const (
@@ -72,6 +77,7 @@ func main() {
 	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5", "cases to run")
 	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files, exports and server logs")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (Markdown) to this file")
+	flag.StringVar(&cfg.profile, "profile", "", "build credo with net/http/pprof (go build -overlay) and save a CPU profile per case in this folder")
 	reseed := flag.Bool("reseed", false, "drop the bench partitions' data first (SQLite files; PostgreSQL schemas)")
 	flag.Parse()
 	if cfg.quick {
@@ -104,6 +110,14 @@ func run(ctx context.Context, cfg *config, reseed bool) error {
 	reg, err := registry()
 	if err != nil {
 		return err
+	}
+	if cfg.profile != "" {
+		if err := os.MkdirAll(cfg.profile, 0o750); err != nil {
+			return err
+		}
+		if cfg.credo, err = profileBinary(cfg.work); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "## Run of %s\n\nMachine: %d CPUs (GOMAXPROCS %d), %s, %s/%s.\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -150,20 +164,16 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	if !cfg.growth {
 		growthSets = nil
 	}
-	parts := []string{mainSet.Partition}
+	var parts []string
 	for _, d := range append([]dataset{mainSet}, growthSets...) {
+		// W4 rows of an interrupted run would skew counts: remove them before anything else.
+		if _, err := deleteW4(ctx, dbURL, reg, d.Partition); err != nil {
+			return err
+		}
 		if err := seed(ctx, dbURL, reg, d, logf); err != nil {
 			return err
 		}
-		if d.Partition != mainSet.Partition {
-			parts = append(parts, d.Partition)
-		}
-	}
-	// W4 rows of an interrupted run would skew counts: remove them before starting.
-	for _, p := range parts {
-		if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
-			return err
-		}
+		parts = append(parts, d.Partition)
 	}
 	works := map[string]*workload{}
 	for _, p := range parts {
@@ -175,8 +185,12 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	}
 	partitions := strings.Join(parts, ",")
 	exportDir := filepath.Join(cfg.work, "exports")
+	prof := profiler{dir: cfg.profile}
+	if cfg.profile != "" {
+		prof.addr = pprofAddr
+	}
 	credo, err := start("credo", cfg.credoAddr, filepath.Join(cfg.work, "credo-"+backend+".log"), "/v2/"+mainPartition+"/platform/health",
-		[]string{"CREDO_EXPORT_DIR=" + exportDir}, cfg.credo, "serve", "--addr", cfg.credoAddr, "--database", dbURL, "--partitions", partitions)
+		[]string{"CREDO_EXPORT_DIR=" + exportDir, "CREDO_BENCH_PPROF=" + prof.addr}, cfg.credo, "serve", "--addr", cfg.credoAddr, "--database", dbURL, "--partitions", partitions)
 	if err != nil {
 		return err
 	}
@@ -201,7 +215,14 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	s := summary{Backend: backend, Auth: tok != "", CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
 	measure := func(name string, t target, p string) (load.Result, error) {
+		wait := func() error { return nil }
+		if t.addr == cfg.credoAddr {
+			wait = prof.during(fmt.Sprintf("credo-%s-%s-%s", backend, name, p), cfg.warmup+cfg.duration)
+		}
 		res, err := load.Run(ctx, loadCase(name, t, p, works[p], cfg))
+		if perr := wait(); err == nil && perr != nil {
+			err = fmt.Errorf("profile: %w", perr)
+		}
 		if err != nil {
 			return res, err
 		}

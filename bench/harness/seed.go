@@ -87,10 +87,22 @@ type inserter struct {
 func (in *inserter) add(s *recordSetter) error {
 	in.recs = append(in.recs, s.rec)
 	in.presents = append(in.presents, s.present)
-	if len(in.recs) >= seedChunk {
+	if len(in.recs) >= in.chunk() {
 		return in.flush()
 	}
 	return nil
+}
+
+// sqliteMaxVariables is SQLite's limit on bind values in one statement. engine.InsertAll
+// batches rows by PostgreSQL's limit (65535), so on SQLite each call must stay under this one.
+const sqliteMaxVariables = 32766
+
+// chunk is how many records one InsertAll call takes.
+func (in *inserter) chunk() int {
+	if in.store.Dialect() == engine.SQLite {
+		return max(1, sqliteMaxVariables/len(in.r.Fields))
+	}
+	return seedChunk
 }
 
 func (in *inserter) flush() error {

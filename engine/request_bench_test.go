@@ -1,0 +1,259 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"testing"
+
+	"credo/engine"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+// The request path of the engine, stage by stage (parse query → build SQL → scan → encode)
+// and per verb against a real store of benchRows comments. Run with
+//
+//	go test -run '^$' -bench . -benchmem ./engine/
+//
+// (CREDO_TEST_POSTGRES adds the PostgreSQL cases). They never run in the normal test suite.
+
+// benchRows is the size of the comments table the verb benchmarks read.
+const benchRows = 10_000
+
+// benchUsers is how many users the comments are spread over (100 comments per user, as in
+// the harness of bench/).
+const benchUsers = 100
+
+type benchData struct {
+	reg   *engine.Registry
+	r     *engine.Resource
+	ids   []string
+	pairs [][2]string
+}
+
+func benchRegistry(b *testing.B) (*engine.Registry, *engine.Resource) {
+	b.Helper()
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return reg, reg.MustByName("UserComment")
+}
+
+func benchUUID(rng *rand.Rand) string {
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xfff, rng.Uint32()&0xfff, rng.Uint64()&0xffffffffffff)
+}
+
+// benchStore opens a fresh partition of backend and fills it with benchRows comments.
+func benchStore(b *testing.B, be testenv.Backend) (*engine.Store, *benchData) {
+	b.Helper()
+	reg, r := benchRegistry(b)
+	p := testenv.Partition(b)
+	db, err := engine.Open(context.Background(), be.URL, []string{p}, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, _ := db.Store(p)
+	rng := rand.New(rand.NewPCG(1, 2))
+	orgs := make([]string, 10)
+	for i := range orgs {
+		orgs[i] = benchUUID(rng)
+	}
+	users := make([]string, benchUsers)
+	for i := range users {
+		users[i] = benchUUID(rng)
+	}
+	d := &benchData{reg: reg, r: r}
+	seen := map[[2]string]bool{}
+	recs := make([]engine.Record, benchRows)
+	presents := make([][]bool, benchRows)
+	set := func(rec engine.Record, present []bool, name string, v any) {
+		f, _ := r.Member(name)
+		rec[f.Index], present[f.Index] = v, true
+	}
+	for i := range recs {
+		u := rng.IntN(len(users))
+		id := benchUUID(rng)
+		rec, present := r.NewRecord(), make([]bool, len(r.Members))
+		set(rec, present, "CommentIdentifier", id)
+		set(rec, present, "CommentCreatedBy", users[rng.IntN(len(users))])
+		set(rec, present, "OrganizationIdentifier", orgs[u%len(orgs)])
+		set(rec, present, "UserIdentifier", users[u])
+		set(rec, present, "CommentText", "the learner completed the safety orientation module and asked about the exam")
+		dt, err := engine.ParseDateTime(fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00.123-05:00", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		set(rec, present, "CommentCreated", dt)
+		recs[i], presents[i] = rec, present
+		d.ids = append(d.ids, id)
+		pair := [2]string{orgs[u%len(orgs)], users[u]}
+		if !seen[pair] {
+			seen[pair] = true
+			d.pairs = append(d.pairs, pair)
+		}
+	}
+	// One InsertAll per chunk: SQLite takes at most 32766 bind values in a statement.
+	chunk := 32766 / len(r.Fields)
+	for start := 0; start < len(recs); start += chunk {
+		end := min(start+chunk, len(recs))
+		if err := s.InsertAll(context.Background(), r, recs[start:end], presents[start:end], ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, d
+}
+
+// w2Values are the list parameters of the harness's W2 case.
+func w2Values(pair [2]string) url.Values {
+	return url.Values{"OrganizationIdentifier": {pair[0]}, "UserIdentifier": {pair[1]}, "Take": {"20"}, "Sort": {"CommentCreated desc"}}
+}
+
+func BenchmarkParseQuery(b *testing.B) {
+	_, r := benchRegistry(b)
+	values := w2Values([2]string{"0190a6f0-0000-7000-8000-00000000000a", "0190a6f0-0000-7000-8000-00000000000b"})
+	b.Run("list", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.ParseQuery(values, engine.KindList); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("count", func(b *testing.B) {
+		v := url.Values{"OrganizationIdentifier": values["OrganizationIdentifier"]}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.ParseQuery(v, engine.KindCount); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("key", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.ParseKey([]string{"0190a6f0-0000-7000-8000-00000000000a"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkBuildSQL renders the list and count statements (GORM dry run), as every request does.
+func BenchmarkBuildSQL(b *testing.B) {
+	reg, r := benchRegistry(b)
+	db, err := engine.Open(context.Background(), "sqlite:"+b.TempDir(), []string{"e01"}, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, _ := db.Store("e01")
+	q, err := r.ParseQuery(w2Values([2]string{"0190a6f0-0000-7000-8000-00000000000a", "0190a6f0-0000-7000-8000-00000000000b"}), engine.KindList)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("list", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.ListSQL(r, q)
+		}
+	})
+	b.Run("count", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.CountSQL(r, q)
+		}
+	})
+}
+
+func BenchmarkDecodeBody(b *testing.B) {
+	_, r := benchRegistry(b)
+	body := []byte(`{"CommentCreatedBy":"0190a6f0-0000-7000-8000-00000000000c","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","UserIdentifier":"0190a6f0-0000-7000-8000-00000000000b","CommentText":"bench create"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := r.DecodeBody(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	_, r := benchRegistry(b)
+	rec, _, err := r.DecodeBody([]byte(`{"CommentIdentifier":"0190a6f0-0000-7000-8000-00000000000d","CommentCreatedBy":"0190a6f0-0000-7000-8000-00000000000c","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","UserIdentifier":"0190a6f0-0000-7000-8000-00000000000b","CommentText":"the learner completed the module","CommentCreated":"2025-03-10T14:30:00.123-05:00"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("json", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = engine.AppendJSON(buf[:0], rec, r.Output)
+		}
+	})
+	b.Run("storage-datetime", func(b *testing.B) {
+		stored := "2025-03-10T19:30:00.1230000Z-05:00"
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := engine.ParseStorage(stored); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkStore runs each verb of the harness's cases through the store: W1 Get, W2 List
+// (page and count), W3 Count, W4 Create.
+func BenchmarkStore(b *testing.B) {
+	for _, be := range testenv.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			s, d := benchStore(b, be)
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(3, 4))
+			b.Run("Get", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := s.Get(ctx, d.r, []any{d.ids[rng.IntN(len(d.ids))]}, nil, ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("List", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					q, err := d.r.ParseQuery(w2Values(d.pairs[rng.IntN(len(d.pairs))]), engine.KindList)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := s.List(ctx, d.r, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("Count", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					q, err := d.r.ParseQuery(url.Values{"OrganizationIdentifier": {d.pairs[rng.IntN(len(d.pairs))][0]}}, engine.KindCount)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.Count(ctx, d.r, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("Create", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					pair := d.pairs[rng.IntN(len(d.pairs))]
+					body := fmt.Appendf(nil, `{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"bench create"}`, pair[1], pair[0], pair[1])
+					if _, err := s.Create(ctx, d.r, body, ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,173 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"credo/engine"
+	"credo/handlers"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+// The request path through the router and the verb handlers, in process (httptest, no
+// network), for the verbs of the harness's cases. Run with
+//
+//	go test -run '^$' -bench . -benchmem ./handlers/
+//
+// (CREDO_TEST_POSTGRES adds the PostgreSQL cases). They never run in the normal test suite.
+// Authentication is off here: the security package's own benchmarks cover it.
+
+const (
+	benchRows  = 10_000
+	benchUsers = 100
+)
+
+type benchEnv struct {
+	h         http.Handler
+	partition string
+	ids       []string
+	pairs     [][2]string
+}
+
+func benchUUID(rng *rand.Rand) string {
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xfff, rng.Uint32()&0xfff, rng.Uint64()&0xffffffffffff)
+}
+
+// newBenchEnv serves a fresh partition of backend holding benchRows comments.
+func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
+	b.Helper()
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := reg.MustByName("UserComment")
+	p := testenv.Partition(b)
+	db, err := engine.Open(context.Background(), be.URL, []string{p}, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, _ := db.Store(p)
+	rng := rand.New(rand.NewPCG(1, 2))
+	orgs := make([]string, 10)
+	for i := range orgs {
+		orgs[i] = benchUUID(rng)
+	}
+	users := make([]string, benchUsers)
+	for i := range users {
+		users[i] = benchUUID(rng)
+	}
+	env := &benchEnv{h: (&handlers.Server{Registry: reg, Database: db}).Handler(), partition: p}
+	seen := map[[2]string]bool{}
+	var recs []engine.Record
+	var presents [][]bool
+	set := func(rec engine.Record, present []bool, name string, v any) {
+		f, _ := r.Member(name)
+		rec[f.Index], present[f.Index] = v, true
+	}
+	flush := func() {
+		if err := s.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+			b.Fatal(err)
+		}
+		recs, presents = recs[:0], presents[:0]
+	}
+	for i := 0; i < benchRows; i++ {
+		u := rng.IntN(len(users))
+		id := benchUUID(rng)
+		rec, present := r.NewRecord(), make([]bool, len(r.Members))
+		set(rec, present, "CommentIdentifier", id)
+		set(rec, present, "CommentCreatedBy", users[rng.IntN(len(users))])
+		set(rec, present, "OrganizationIdentifier", orgs[u%len(orgs)])
+		set(rec, present, "UserIdentifier", users[u])
+		set(rec, present, "CommentText", "the learner completed the safety orientation module and asked about the exam")
+		dt, err := engine.ParseDateTime(fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00.123-05:00", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		set(rec, present, "CommentCreated", dt)
+		recs, presents = append(recs, rec), append(presents, present)
+		// SQLite takes at most 32766 bind values in a statement.
+		if len(recs) == 32766/len(r.Fields) {
+			flush()
+		}
+		env.ids = append(env.ids, id)
+		pair := [2]string{orgs[u%len(orgs)], users[u]}
+		if !seen[pair] {
+			seen[pair] = true
+			env.pairs = append(env.pairs, pair)
+		}
+	}
+	flush()
+	return env
+}
+
+// serve runs one request through the handler and checks its status.
+func (e *benchEnv) serve(b *testing.B, method, target string, body []byte, want int) {
+	var req *http.Request
+	if body != nil {
+		req = httptest.NewRequest(method, target, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequest(method, target, nil)
+	}
+	req.Header.Set("Accept", "application/json")
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != want {
+		b.Fatalf("%s %s: %d, want %d: %s", method, target, w.Code, want, w.Body)
+	}
+}
+
+// BenchmarkRequest runs W1–W4 of the harness through the router: get by id, list with two
+// filters sorted by a datetime, count for an organization, create; and "route", a request
+// that the router dispatches and the handler refuses before the database (the cost of routing
+// and writing a problem document).
+func BenchmarkRequest(b *testing.B) {
+	for _, be := range testenv.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			e := newBenchEnv(b, be)
+			base := "/v2/" + e.partition + "/security/users-comments"
+			rng := rand.New(rand.NewPCG(3, 4))
+			b.Run("route", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.serve(b, "GET", base+"/not-a-uuid", nil, http.StatusNotFound)
+				}
+			})
+			b.Run("W1-get", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.serve(b, "GET", base+"/"+e.ids[rng.IntN(len(e.ids))], nil, http.StatusOK)
+				}
+			})
+			b.Run("W2-list", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					pair := e.pairs[rng.IntN(len(e.pairs))]
+					e.serve(b, "GET", base+"?OrganizationIdentifier="+pair[0]+"&UserIdentifier="+pair[1]+"&Take=20&Sort="+url.QueryEscape("CommentCreated desc"), nil, http.StatusOK)
+				}
+			})
+			b.Run("W3-count", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.serve(b, "GET", base+"/count?OrganizationIdentifier="+e.pairs[rng.IntN(len(e.pairs))][0], nil, http.StatusOK)
+				}
+			})
+			b.Run("W4-create", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					pair := e.pairs[rng.IntN(len(e.pairs))]
+					body := fmt.Appendf(nil, `{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"bench create"}`, pair[1], pair[0], pair[1])
+					e.serve(b, "POST", base, body, http.StatusCreated)
+				}
+			})
+		})
+	}
+}
