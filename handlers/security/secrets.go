@@ -42,6 +42,8 @@ type SecretOptions struct {
 // SecretResult is what CreateSecret made; Secret is shown once and never stored. Its JSON form
 // is the output of `credo secret create --json` (decisions §1).
 type SecretResult struct {
+	// Identifier is the secret's SecretIdentifier, by which RevokeSecret can also name it.
+	Identifier             string    `json:"-"`
 	Secret                 string    `json:"Secret"`
 	UserIdentifier         string    `json:"UserIdentifier"`
 	OrganizationIdentifier string    `json:"OrganizationIdentifier"`
@@ -100,7 +102,7 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 		if err != nil {
 			return err
 		}
-		out = SecretResult{Secret: secret, UserIdentifier: userID, OrganizationIdentifier: orgID, Expires: rec.Expires.UTC()}
+		out = SecretResult{Identifier: rec.Identifier, Secret: secret, UserIdentifier: userID, OrganizationIdentifier: orgID, Expires: rec.Expires.UTC()}
 		return nil
 	})
 	if err != nil {

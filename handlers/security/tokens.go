@@ -203,7 +203,9 @@ func optionalUUID(member string, v *string) (string, error) {
 	}
 	id, err := engine.ParseUUID(*v)
 	if err != nil {
-		return "", badMember(member, "%s %v", member, err)
+		// The value is not echoed: a client that pasted its secret into the wrong member
+		// must not see it written back (and perhaps logged) by a proxy.
+		return "", badMember(member, "%s must be a UUID", member)
 	}
 	return id, nil
 }
