@@ -1,0 +1,306 @@
+package security_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers"
+	"credo/handlers/compliance"
+	"credo/handlers/gradebook"
+	"credo/handlers/platform"
+	"credo/handlers/route"
+	"credo/handlers/security"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+// testKey is the configured signing key of the tests (CREDO_SIGNING_KEY); forged tokens are
+// signed with the partition key derived from it.
+var testKey = []byte("credo security tests: a signing key of 32+ bytes")
+
+// clock is the settable clock of a test server; it starts at the real time so that records
+// stamped by the database's own clock agree with it.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// env is a test server over two partitions of one backend with the security module.
+type env struct {
+	reg        *engine.Registry
+	db         *engine.Database
+	clock      *clock
+	cfg        security.Config
+	sec        *security.Security
+	srv        *handlers.Server
+	ts         *httptest.Server
+	partition  string // the partition requests go to
+	other      string // a second partition of the same database
+	store      *engine.Store
+	otherStore *engine.Store
+}
+
+type option func(*security.Config)
+
+func withStoredKeys(c *security.Config) { c.SigningKey = nil }
+func withEncryptedCookies(c *security.Config) {
+	c.CookieEncryptionKey = []byte("0123456789abcdef0123456789abcdef")
+}
+
+func newEnv(t *testing.T, b testenv.Backend, opts ...option) *env {
+	t.Helper()
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{reg: reg, partition: testenv.Partition(t), other: testenv.Partition(t), clock: &clock{now: time.Now().UTC()}}
+	e.db, err = engine.Open(context.Background(), b.URL, []string{e.partition, e.other}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.db.Close() })
+	e.store, _ = e.db.Store(e.partition)
+	e.otherStore, _ = e.db.Store(e.other)
+	e.cfg = security.Config{SigningKey: testKey, Now: e.clock.Now}
+	for _, o := range opts {
+		o(&e.cfg)
+	}
+	e.sec, e.srv, e.ts = e.serve(t)
+	return e
+}
+
+// serve starts another server (another "process") over the env's database.
+func (e *env) serve(t *testing.T) (*security.Security, *handlers.Server, *httptest.Server) {
+	t.Helper()
+	sec, err := security.New(context.Background(), e.db, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &handlers.Server{Registry: e.reg, Database: e.db, Auth: sec.Authenticator(), Authz: sec.Authorizer()}
+	srv.Modules = append(moduleRoutes(t), sec.Routes(srv.Endpoints)...)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return sec, srv, ts
+}
+
+// moduleRoutes are the other modules' routes, which the suites guard like the generated ones.
+func moduleRoutes(t *testing.T) []route.Route {
+	var out []route.Route
+	out = append(out, platform.Routes(platform.Config{Version: "v25.2.0"})...)
+	out = append(out, compliance.Routes()...)
+	return append(out, gradebook.Routes(gradebook.Config{Dir: t.TempDir()})...)
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request to a path of the env's partition; header alternates names and values.
+func (e *env) do(t *testing.T, method, path, body string, header ...string) response {
+	t.Helper()
+	return e.doAt(t, e.ts, e.partition, method, path, body, header...)
+}
+
+func (e *env) doAt(t *testing.T, ts *httptest.Server, partition, method, path, body string, header ...string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, ts.URL+"/v2/"+partition+"/"+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+func (r response) expect(t *testing.T, what string, status int) response {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("%s: status %d, want %d; body %s", what, r.status, status, r.body)
+	}
+	return r
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// detail returns a problem document's Detail.
+func (r response) detail(t *testing.T) string {
+	t.Helper()
+	var p struct{ Detail string }
+	r.json(t, &p)
+	return p.Detail
+}
+
+func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+// secret creates a client secret in the env's partition.
+func (e *env) secret(t *testing.T, opts security.SecretOptions) security.SecretResult {
+	t.Helper()
+	return secretIn(t, e.store, opts)
+}
+
+func secretIn(t *testing.T, st *engine.Store, opts security.SecretOptions) security.SecretResult {
+	t.Helper()
+	res, err := security.CreateSecret(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// token generates an access token with a secret through tokens/generate.
+func (e *env) token(t *testing.T, secret string) string {
+	t.Helper()
+	return e.tokenAt(t, e.ts, e.partition, secret)
+}
+
+func (e *env) tokenAt(t *testing.T, ts *httptest.Server, partition, secret string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"Secret": secret})
+	var out struct{ AccessToken string }
+	e.doAt(t, ts, partition, "POST", "security/tokens/generate", string(body)).expect(t, "generate", http.StatusOK).json(t, &out)
+	return out.AccessToken
+}
+
+// user creates a non-operator (or operator) user with a secret in an organization and
+// returns its secret result and a token.
+func (e *env) user(t *testing.T, org string, operator bool) (security.SecretResult, string) {
+	t.Helper()
+	res := e.secret(t, security.SecretOptions{Email: uuid.NewString()[:8] + "@example.com", Organization: org, Operator: operator})
+	return res, e.token(t, res.Secret)
+}
+
+// create stores a record through the engine (as credo load does) and returns its members.
+func (e *env) create(t *testing.T, name string, members map[string]any) map[string]any {
+	t.Helper()
+	r := e.reg.MustByName(name)
+	body, _ := json.Marshal(members)
+	rec, err := e.store.Create(context.Background(), r, body, "")
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(engine.AppendJSON(nil, rec, r.Output), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// group creates a group in an organization and returns its identifier.
+func (e *env) group(t *testing.T, org, name string) string {
+	t.Helper()
+	g := e.create(t, "Group", map[string]any{"OrganizationIdentifier": org, "GroupName": name})
+	return g["GroupIdentifier"].(string)
+}
+
+// member puts a user in a group from an hour ago, without expiry.
+func (e *env) member(t *testing.T, user, group, org string) {
+	t.Helper()
+	e.create(t, "Membership", map[string]any{
+		"UserIdentifier": user, "GroupIdentifier": group, "OrganizationIdentifier": org,
+		"MembershipEffective": e.clock.Now().Add(-time.Hour).Format(time.RFC3339),
+	})
+}
+
+// grant gives a group the flags on every object.
+func (e *env) grant(t *testing.T, group string, objects []string, flags ...auth.Flag) {
+	t.Helper()
+	for _, o := range objects {
+		m := map[string]any{"GroupIdentifier": group, "ObjectIdentifier": auth.ObjectID(o).String(), "ObjectType": "Resource"}
+		for _, f := range flags {
+			m["Allow"+string(f)] = true
+		}
+		e.create(t, "Permission", m)
+	}
+}
+
+// revokeGrants removes every permission of a group.
+func (e *env) revokeGrants(t *testing.T, group string) {
+	t.Helper()
+	if _, err := e.store.DeleteWhere(context.Background(), e.reg.MustByName("Permission"), "GroupIdentifier", group); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// objects lists the permission objects of the protected endpoints.
+func objects(eps []handlers.Endpoint) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ep := range eps {
+		if ep.Access == route.Protected && !seen[ep.Object] {
+			seen[ep.Object] = true
+			out = append(out, ep.Object)
+		}
+	}
+	return out
+}
+
+var pathVar = regexp.MustCompile(`\{[^}]+\}`)
+
+// concrete fills an endpoint's path variables with fresh UUIDs.
+func concrete(path string) string {
+	return pathVar.ReplaceAllStringFunc(path, func(string) string { return uuid.NewString() })
+}
+
+func epName(ep handlers.Endpoint) string { return fmt.Sprintf("%s %s", ep.Method, ep.Path) }
+
+func newOrg(t *testing.T, e *env) string {
+	t.Helper()
+	o := e.create(t, "Organization", map[string]any{"OrganizationName": "Org " + uuid.NewString()[:6]})
+	return o["OrganizationIdentifier"].(string)
+}
+
+// decodeSegment decodes one base64url segment of a JWT.
+func decodeSegment(seg string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(seg) }
+
+func readAll(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
