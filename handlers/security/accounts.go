@@ -137,29 +137,25 @@ func current(effective, expiry, now time.Time) bool {
 	return !effective.After(now) && (!expiry.After(noExpiry) || expiry.After(now))
 }
 
-// roles returns the sorted, distinct GroupSlug of a user's current groups.
+// roles returns the sorted, distinct GroupSlug of a user's current groups, with two queries.
 func (s *Security) roles(ctx context.Context, st *engine.Store, userID string, now time.Time) ([]string, error) {
 	groupIDs, err := currentGroups(ctx, st, userID, now)
 	if err != nil {
 		return nil, err
 	}
+	if len(groupIDs) == 0 {
+		return []string{}, nil
+	}
 	groups, err := resource(st, groupName)
 	if err != nil {
 		return nil, err
 	}
-	slug, err := members(groups, "GroupSlug")
+	recs, err := all(ctx, st, groups, []string{"GroupSlug"}, "GroupIdentifier", groupIDs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("security: groups of user %s: %w", userID, err)
 	}
-	roles := []string{}
-	for _, id := range groupIDs {
-		g, err := st.Get(ctx, groups, []any{id}, slug, "")
-		if engine.IsNotFound(err) {
-			continue // a membership of a deleted group grants nothing
-		}
-		if err != nil {
-			return nil, fmt.Errorf("security: group %s: %w", id, err)
-		}
+	roles := []string{} // a membership of a deleted group grants nothing
+	for _, g := range recs {
 		if sl := str(groups, g, "GroupSlug"); sl != "" && !slices.Contains(roles, sl) {
 			roles = append(roles, sl)
 		}
@@ -187,16 +183,14 @@ func (g grants) Mask(ctx context.Context, partition, userID string, object uuid.
 	if err != nil {
 		return 0, err
 	}
-	perms, err := all(ctx, st, r, []string{"GroupIdentifier", "PermissionMask"}, "ObjectIdentifier", object.String())
+	perms, err := all(ctx, st, r, []string{"PermissionMask"}, "ObjectIdentifier", object.String(), "GroupIdentifier", groups)
 	if err != nil {
 		return 0, fmt.Errorf("security: permissions on %s: %w", object, err)
 	}
 	var mask int64
 	for _, p := range perms {
-		if slices.Contains(groups, str(r, p, "GroupIdentifier")) {
-			m, _ := p.Get(r, "PermissionMask").(int64)
-			mask |= m
-		}
+		m, _ := p.Get(r, "PermissionMask").(int64)
+		mask |= m
 	}
 	return mask, nil
 }

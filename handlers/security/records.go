@@ -45,8 +45,8 @@ func members(r *engine.Resource, names ...string) ([]*engine.Field, error) {
 	return out, nil
 }
 
-// eq is the query whose every named member equals its value, projecting fields; pairs
-// alternate member name and value.
+// eq is the query whose every named member equals its value (or, for a []string value, is
+// one of them), projecting fields; pairs alternate member name and value.
 func eq(r *engine.Resource, fields []string, pairs ...any) (engine.Query, error) {
 	proj, err := members(r, fields...)
 	if err != nil {
@@ -59,12 +59,16 @@ func eq(r *engine.Resource, fields []string, pairs ...any) (engine.Query, error)
 		if !ok {
 			return engine.Query{}, fmt.Errorf("security: %s has no member %s", r.Name, name)
 		}
-		q.Conds = append(q.Conds, engine.Cond{Field: f, Op: engine.MatchEq, Value: pairs[i+1]})
+		op := engine.MatchEq
+		if _, ok := pairs[i+1].([]string); ok {
+			op = engine.MatchIn
+		}
+		q.Conds = append(q.Conds, engine.Cond{Field: f, Op: op, Value: pairs[i+1]})
 	}
 	return q, nil
 }
 
-// all returns every record of r matching the equality pairs, projected to fields.
+// all returns every record of r matching the pairs (see eq), projected to fields.
 func all(ctx context.Context, st *engine.Store, r *engine.Resource, fields []string, pairs ...any) ([]engine.Record, error) {
 	q, err := eq(r, fields, pairs...)
 	if err != nil {
