@@ -98,9 +98,11 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	acct, err := h.s.account(ctx, st.Partition, claims.Subject, claims.Organization, now)
-	if err != nil {
-		return err
+	acct := owner
+	if claims.Subject != rec.UserIdentifier || claims.Organization != rec.OrganizationIdentifier {
+		if acct, err = h.s.account(ctx, st.Partition, claims.Subject, claims.Organization, now); err != nil {
+			return err
+		}
 	}
 	claims.Roles = acct.Roles
 	if claims.Email, err = userEmail(ctx, st, claims.Subject); err != nil {
