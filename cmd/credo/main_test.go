@@ -100,13 +100,23 @@ func TestLoadIsAllOrNothing(t *testing.T) {
 	}
 }
 
-// serve listens, answers, and drains on cancellation (what SIGTERM does), returning exit code 0.
-func TestServeDrainsOnCancel(t *testing.T) {
+// serve listens, answers with authentication and the version-1 API wired, and drains on
+// cancellation (what SIGTERM does), returning exit code 0.
+func TestServeEndToEnd(t *testing.T) {
+	data := "sqlite:" + t.TempDir()
+	code, out, stderr := cli(t, "secret", "create", "--database", data, "--partition", "e01", "--operator", "--email", "ops@example.com", "--json")
+	if code != 0 {
+		t.Fatalf("secret create: %d %s", code, stderr)
+	}
+	var sec struct{ Secret, UserIdentifier, OrganizationIdentifier, Expires string }
+	if err := json.Unmarshal([]byte(out), &sec); err != nil || sec.Secret == "" || !strings.HasSuffix(sec.Expires, "+00:00") {
+		t.Fatalf("secret create --json: %v %s", err, out)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + t.TempDir()}, io.Discard, pw)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", data}, io.Discard, pw)
 		pw.Close()
 	}()
 	addrRe := regexp.MustCompile(`serving http://([0-9.:]+)/`)
@@ -122,13 +132,42 @@ func TestServeDrainsOnCancel(t *testing.T) {
 	if addr == "" {
 		t.Fatal("serve did not print its address")
 	}
-	res, err := http.Get("http://" + addr + "/v2/e01/platform/health")
-	if err != nil {
-		t.Fatal(err)
+	call := func(method, path, body, bearer string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
 	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Errorf("health: %d", res.StatusCode)
+	if st, _ := call("GET", "/v2/e01/platform/health", "", ""); st != http.StatusOK {
+		t.Errorf("health: %d", st)
+	}
+	if st, _ := call("GET", "/v2/e01/directory/people", "", ""); st != http.StatusUnauthorized {
+		t.Errorf("people without a token: %d", st)
+	}
+	st, body := call("POST", "/v2/e01/security/tokens/generate", `{"Secret":"`+sec.Secret+`","Lifetime":60}`, "")
+	var tok struct{ AccessToken, Lifetime string }
+	if err := json.Unmarshal([]byte(body), &tok); st != http.StatusOK || err != nil || tok.Lifetime != "60 seconds (~1 minute)" {
+		t.Fatalf("tokens/generate: %d %s", st, body)
+	}
+	if st, body := call("GET", "/v2/e01/directory/people", "", tok.AccessToken); st != http.StatusOK || !strings.Contains(body, `"IsOperator":true`) {
+		t.Errorf("people with the token: %d %s", st, body)
+	}
+	if st, body := call("GET", "/api/events/list-events?date=2030-01-01", "", sec.Secret); st != http.StatusOK {
+		t.Errorf("v1 with the raw secret: %d %s", st, body)
+	}
+	if st, _ := call("GET", "/api/events/list-events?date=2030-01-01", "", ""); st != http.StatusUnauthorized {
+		t.Errorf("v1 without a credential: %d", st)
 	}
 	cancel()
 	select {
@@ -138,5 +177,8 @@ func TestServeDrainsOnCancel(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not drain")
+	}
+	if code, _, stderr := cli(t, "secret", "revoke", "--database", data, "--partition", "e01", sec.Secret); code != 0 {
+		t.Errorf("secret revoke: %d %s", code, stderr)
 	}
 }

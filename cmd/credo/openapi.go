@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"credo/handlers"
+	"credo/handlers/security"
 )
 
 // openapi prints the OpenAPI 3.1 document built from the descriptors and module routes.
@@ -17,7 +18,8 @@ func openapi(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &handlers.Server{Registry: reg, Modules: modules(cfg)}
+	srv := &handlers.Server{Registry: reg}
+	srv.Modules = modules(cfg, new(security.Security), srv.Endpoints)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(srv.OpenAPI())

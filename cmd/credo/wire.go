@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
 	"time"
+
+	"github.com/gorilla/mux"
 
 	"credo/handlers"
 	"credo/handlers/compliance"
@@ -10,25 +15,60 @@ import (
 	"credo/handlers/people"
 	"credo/handlers/platform"
 	"credo/handlers/route"
+	"credo/handlers/security"
+	"credo/legacy"
 )
 
 // exportCleanupEvery is how often expired gradebook exports are removed.
 const exportCleanupEvery = 5 * time.Minute
 
-// modules lists the hand-written v2 routes.
-func modules(cfg *config) []route.Route {
+// modules lists the hand-written v2 routes. sec's routes are listed too; a zero Security
+// serves only to describe them (credo openapi).
+func modules(cfg *config, sec *security.Security, endpoints func() []handlers.Endpoint) []route.Route {
 	var out []route.Route
 	out = append(out, platform.Routes(platform.Config{Version: handlers.Version})...)
+	out = append(out, sec.Routes(endpoints)...)
 	out = append(out, compliance.Routes()...)
 	out = append(out, gradebook.Routes(gradebook.Config{Dir: cfg.ExportDir})...)
 	out = append(out, people.Routes()...)
 	return out
 }
 
-// wire attaches the modules, authentication and the version-1 API to the server, and starts
+// securityConfig reads the keys of decisions §1 from the environment: CREDO_SIGNING_KEY (at
+// least 32 bytes; unset: a random key per partition kept in its database) and CREDO_COOKIE_KEY
+// (base64 of 32 bytes; set: cookies are encrypted with AES-GCM).
+func securityConfig() (security.Config, error) {
+	var c security.Config
+	if v := os.Getenv("CREDO_SIGNING_KEY"); v != "" {
+		c.SigningKey = []byte(v)
+	}
+	if v := os.Getenv("CREDO_COOKIE_KEY"); v != "" {
+		key, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(key) != 32 {
+			return c, fmt.Errorf("CREDO_COOKIE_KEY must be the base64 of 32 bytes")
+		}
+		c.CookieEncryptionKey = key
+	}
+	return c, nil
+}
+
+// wire attaches authentication, the modules and the version-1 API to the server, and starts
 // the background work that lives as long as ctx.
 func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
-	srv.Modules = modules(cfg)
+	scfg, err := securityConfig()
+	if err != nil {
+		return err
+	}
+	sec, err := security.New(ctx, srv.Database, scfg)
+	if err != nil {
+		return err
+	}
+	srv.Auth, srv.Authz = sec.Authenticator(), sec.Authorizer()
+	srv.Modules = modules(cfg, sec, srv.Endpoints)
+	v1, _ := srv.Database.Store(cfg.V1Partition)
+	srv.Root = func(r *mux.Router) {
+		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Now: time.Now})
+	}
 	go gradebook.RunCleanup(ctx, srv.Database, gradebook.Config{Dir: cfg.ExportDir}, exportCleanupEvery)
 	return nil
 }

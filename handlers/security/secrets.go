@@ -43,11 +43,11 @@ type SecretOptions struct {
 // is the output of `credo secret create --json` (decisions §1).
 type SecretResult struct {
 	// Identifier is the secret's SecretIdentifier, by which RevokeSecret can also name it.
-	Identifier             string    `json:"-"`
-	Secret                 string    `json:"Secret"`
-	UserIdentifier         string    `json:"UserIdentifier"`
-	OrganizationIdentifier string    `json:"OrganizationIdentifier"`
-	Expires                time.Time `json:"Expires"`
+	Identifier             string          `json:"-"`
+	Secret                 string          `json:"Secret"`
+	UserIdentifier         string          `json:"UserIdentifier"`
+	OrganizationIdentifier string          `json:"OrganizationIdentifier"`
+	Expires                engine.DateTime `json:"Expires"`
 }
 
 // CreateSecret creates a client secret for a user acting in an organization of the store's
@@ -102,7 +102,7 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 		if err != nil {
 			return err
 		}
-		out = SecretResult{Identifier: rec.Identifier, Secret: secret, UserIdentifier: userID, OrganizationIdentifier: orgID, Expires: rec.Expires.UTC()}
+		out = SecretResult{Identifier: rec.Identifier, Secret: secret, UserIdentifier: userID, OrganizationIdentifier: orgID, Expires: dateTime(rec.Expires)}
 		return nil
 	})
 	if err != nil {

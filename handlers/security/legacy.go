@@ -1,0 +1,36 @@
+package security
+
+import (
+	"net/http"
+	"strings"
+
+	"credo/auth"
+)
+
+// LegacyAuthenticator returns the credential check of the version-1 API for a partition
+// (decisions §12): `Authorization: Bearer` carrying a v2 access token, or a raw client secret
+// as the original platform allowed. No credential gives (nil, nil); the caller answers 401.
+func (s *Security) LegacyAuthenticator(partition string) func(*http.Request) (*auth.Principal, error) {
+	return func(r *http.Request) (*auth.Principal, error) {
+		h := r.Header.Get("Authorization")
+		scheme, value, _ := strings.Cut(h, " ")
+		value = strings.TrimSpace(value)
+		if h == "" || !strings.EqualFold(scheme, "Bearer") || value == "" {
+			return nil, nil
+		}
+		if strings.Count(value, ".") == 2 {
+			return authenticator{s}.Authenticate(r, partition)
+		}
+		now := s.now()
+		rec, err := auth.CheckSecret(r.Context(), secrets{s}, partition, value, now)
+		if err != nil {
+			return nil, err
+		}
+		acct, err := s.accounts.Account(r.Context(), partition, rec.UserIdentifier, rec.OrganizationIdentifier)
+		if err != nil {
+			return nil, err
+		}
+		return &auth.Principal{UserIdentifier: rec.UserIdentifier, OrganizationIdentifier: rec.OrganizationIdentifier,
+			Partition: partition, Roles: acct.Roles, Operator: acct.Operator}, nil
+	}
+}
