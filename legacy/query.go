@@ -67,4 +67,3 @@ func exists(q *gorm.DB) (bool, error) {
 	}
 	return len(found) > 0, nil
 }
-
