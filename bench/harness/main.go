@@ -29,10 +29,13 @@ type config struct {
 	conns              int
 	duration, warmup   time.Duration
 	quick, large       bool
-	growth             bool
-	exports            int
-	cases              []string
-	work, out          string
+	// rounds splits each case's measured time into rounds that alternate between credo and
+	// the reference server, so that load from elsewhere on the machine hits both alike.
+	rounds    int
+	growth    bool
+	exports   int
+	cases     []string
+	work, out string
 	// profile, when set, is the folder for CPU profiles of credo (one per case).
 	profile string
 }
@@ -73,6 +76,7 @@ func main() {
 	flag.BoolVar(&cfg.quick, "quick", false, "quick mode: 2s per case after 0.5s warm-up, one export run")
 	flag.BoolVar(&cfg.large, "large", false, "also seed and measure the 1,000,000-comment partition for the growth check")
 	flag.BoolVar(&cfg.growth, "growth", true, "run the growth check (W1, W2 at 10,000 and 100,000 or 1,000,000 comments)")
+	flag.IntVar(&cfg.rounds, "rounds", 5, "alternating credo/ref rounds per case (the duration is split between them)")
 	flag.IntVar(&cfg.exports, "exports", 3, "W5 runs per server (the median is reported)")
 	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5", "cases to run")
 	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files, exports and server logs")
@@ -81,8 +85,9 @@ func main() {
 	reseed := flag.Bool("reseed", false, "drop the bench partitions' data first (SQLite files; PostgreSQL schemas)")
 	flag.Parse()
 	if cfg.quick {
-		cfg.duration, cfg.warmup, cfg.exports = 2*time.Second, 500*time.Millisecond, 1
+		cfg.duration, cfg.warmup, cfg.exports, cfg.rounds = 2*time.Second, 500*time.Millisecond, 1, 2
 	}
+	cfg.rounds = max(1, cfg.rounds)
 	cfg.cases = strings.Split(cases, ",")
 	if cfg.sqlite == "" {
 		cfg.sqlite = filepath.Join(cfg.work, "sqlite")
@@ -214,40 +219,61 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	rt := target{addr: cfg.refAddr, header: []string{"Accept: application/json"}}
 	s := summary{Backend: backend, Auth: tok != "", CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
-	measure := func(name string, t target, p string) (load.Result, error) {
+	// round runs one round of a case on t: the warm-up only in the first round.
+	round := func(name string, t target, p string, i int) (load.Result, error) {
+		c := loadCase(name, t, p, works[p], cfg)
+		c.Duration = cfg.duration / time.Duration(cfg.rounds)
+		if i > 0 {
+			c.Warmup = 0
+		}
 		wait := func() error { return nil }
 		if t.addr == cfg.credoAddr {
-			wait = prof.during(fmt.Sprintf("credo-%s-%s-%s", backend, name, p), cfg.warmup+cfg.duration)
+			wait = prof.during(fmt.Sprintf("credo-%s-%s-%s-%d", backend, name, p, i), c.Warmup+c.Duration)
 		}
-		res, err := load.Run(ctx, loadCase(name, t, p, works[p], cfg))
+		res, err := load.Run(ctx, c)
 		if perr := wait(); err == nil && perr != nil {
 			err = fmt.Errorf("profile: %w", perr)
 		}
-		if err != nil {
-			return res, err
+		return res, err
+	}
+	// measure runs a case on credo and on the reference server in alternating rounds.
+	measure := func(name, p string) (pair, error) {
+		var cs, rs []load.Result
+		for i := 0; i < cfg.rounds; i++ {
+			c, err := round(name, ct, p, i)
+			if err != nil {
+				return pair{}, err
+			}
+			r, err := round(name, rt, p, i)
+			if err != nil {
+				return pair{}, err
+			}
+			cs, rs = append(cs, c), append(rs, r)
 		}
-		logf("%s %s on %s: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, p, t.addr, res.RPS, ms(res.P50), ms(res.P99), res.Errors)
+		out := pair{Case: name, Credo: load.Merge(cs...), Ref: load.Merge(rs...)}
+		for _, x := range []struct {
+			who string
+			res load.Result
+		}{{"credo", out.Credo}, {"ref", out.Ref}} {
+			logf("%s %s on %s: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, p, x.who, x.res.RPS, ms(x.res.P50), ms(x.res.P99), x.res.Errors)
+		}
 		if name == "W4" {
 			if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
-				return res, err
+				return out, err
 			}
 		}
-		return res, nil
+		return out, nil
 	}
 	var pairs []pair
 	for _, name := range []string{"W1", "W2", "W3", "W4"} {
 		if !has(cfg.cases, name) {
 			continue
 		}
-		c, err := measure(name, ct, mainPartition)
+		pr, err := measure(name, mainPartition)
 		if err != nil {
 			return err
 		}
-		r, err := measure(name, rt, mainPartition)
-		if err != nil {
-			return err
-		}
-		pairs = append(pairs, pair{Case: name, Credo: c, Ref: r})
+		pairs = append(pairs, pr)
 	}
 	if has(cfg.cases, "W5") {
 		mode, err := exportMode(ct, mainPartition)
@@ -277,17 +303,15 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		}
 		for _, d := range sizes {
 			row := growthRow{Rows: d.Comments, Partition: d.Partition}
-			for _, x := range []struct {
-				name string
-				t    target
-				dst  *float64
-			}{{"W1", ct, &row.W1}, {"W2", ct, &row.W2}, {"W1", rt, &row.RefW1}, {"W2", rt, &row.RefW2}} {
-				res, err := measure(x.name, x.t, d.Partition)
-				if err != nil {
-					return err
-				}
-				*x.dst = res.RPS
+			w1, err := measure("W1", d.Partition)
+			if err != nil {
+				return err
 			}
+			w2, err := measure("W2", d.Partition)
+			if err != nil {
+				return err
+			}
+			row.W1, row.RefW1, row.W2, row.RefW2 = w1.Credo.RPS, w1.Ref.RPS, w2.Credo.RPS, w2.Ref.RPS
 			growth = append(growth, row)
 		}
 	}

@@ -80,12 +80,10 @@ func writePairs(w io.Writer, backend string, pairs []pair) {
 
 // growthRow is W1 and W2 throughput of one table size.
 type growthRow struct {
-	Rows           int
-	W1, W2         float64
-	RefW1, RefW2   float64
-	W1p99, W2p99   time.Duration
-	Partition      string
-	GrowthMeasured bool
+	Rows         int
+	Partition    string
+	W1, W2       float64
+	RefW1, RefW2 float64
 }
 
 // writeGrowth renders the growth check: W1 and W2 per table size and the change from the first.
@@ -157,7 +155,8 @@ func authNote(auth bool) string {
 // writeBackend renders one backend's section.
 func writeBackend(w io.Writer, s summary, pairs []pair, growth []growthRow, cfg *config) {
 	fmt.Fprintf(w, "\n### %s\n\n", s.Backend)
-	fmt.Fprintf(w, "%d connections, %v per case after %v warm-up; %s.\n\n", cfg.conns, cfg.duration, cfg.warmup, authNote(s.Auth))
+	fmt.Fprintf(w, "%d connections, %v per case and server after %v warm-up, in %d rounds alternating credo and ref; %s.\n\n",
+		cfg.conns, cfg.duration, cfg.warmup, cfg.rounds, authNote(s.Auth))
 	writePairs(w, s.Backend, pairs)
 	fmt.Fprintln(w)
 	writeSummary(w, s)

@@ -79,6 +79,8 @@ type Result struct {
 	Max        time.Duration
 	Mean       time.Duration
 	Bytes      int64
+	// Latencies are the measured requests' latencies in nanoseconds, sorted.
+	Latencies []int64
 }
 
 // CheckLoopback refuses an address that is not on the loopback interface: the driver only
@@ -179,6 +181,27 @@ func Run(ctx context.Context, c Case) (Result, error) {
 	return res, nil
 }
 
+// Merge combines results of the same case measured in several rounds: requests, errors and
+// time add up, and the percentiles are those of every round's latencies together.
+func Merge(parts ...Result) Result {
+	if len(parts) == 0 {
+		return Result{}
+	}
+	out := Result{Name: parts[0].Name}
+	var all []int64
+	for _, p := range parts {
+		out.Duration += p.Duration
+		out.Errors += p.Errors
+		out.Bytes += p.Bytes
+		if out.FirstError == "" {
+			out.FirstError = p.FirstError
+		}
+		all = append(all, p.Latencies...)
+	}
+	summarise(&out, all)
+	return out
+}
+
 // summarise fills the counts and percentiles of res from latencies in nanoseconds.
 func summarise(res *Result, lat []int64) {
 	res.Requests = int64(len(lat))
@@ -189,6 +212,7 @@ func summarise(res *Result, lat []int64) {
 		return
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	res.Latencies = lat
 	var sum int64
 	for _, l := range lat {
 		sum += l

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"credo/bench/load"
+)
+
+func TestWritePairs(t *testing.T) {
+	res := func(rps float64, p99 time.Duration) load.Result { return load.Result{RPS: rps, P50: p99 / 2, P99: p99} }
+	var b strings.Builder
+	writePairs(&b, "postgres", []pair{
+		{Case: "W1", Credo: res(900, 3*time.Millisecond), Ref: res(1000, 2*time.Millisecond)},
+		{Case: "W3", Credo: res(800, time.Millisecond), Ref: res(1000, time.Millisecond)},
+	})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines:\n%s", len(lines), b.String())
+	}
+	if !strings.Contains(lines[2], "| 0.90 | 1.50 |") || !strings.HasSuffix(lines[2], "| met |") {
+		t.Errorf("W1 at 0.9× and p99 1.5× should be met: %s", lines[2])
+	}
+	if !strings.Contains(lines[3], "**missed**") {
+		t.Errorf("W3 at 0.8× should be missed (target 0.9×): %s", lines[3])
+	}
+}
+
+func TestWriteGrowth(t *testing.T) {
+	var b strings.Builder
+	writeGrowth(&b, []growthRow{{Rows: 10_000, W1: 1000, W2: 500}, {Rows: 1_000_000, W1: 850, W2: 390}})
+	out := b.String()
+	if !strings.Contains(out, "-15.0%") || !strings.Contains(out, "-22.0%") || !strings.Contains(out, "**missed**") {
+		t.Errorf("W2 fell 22%%: the growth target is missed:\n%s", out)
+	}
+}
