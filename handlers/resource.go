@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -125,22 +126,17 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
-	key, err := h.key(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	if err := engine.StoreFrom(r.Context()).Update(r.Context(), h.res, key, body, h.scope(r)); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return h.write(w, r, (*engine.Store).Update)
 }
 
+// patch applies a JSON merge patch (RFC 7396).
 func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
+	return h.write(w, r, (*engine.Store).Patch)
+}
+
+// write reads the key and body of a PUT or PATCH and answers 200 with no content.
+func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
+	verb func(*engine.Store, context.Context, *engine.Resource, []any, []byte, string) error) error {
 	key, err := h.key(r)
 	if err != nil {
 		return err
@@ -149,7 +145,7 @@ func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := engine.StoreFrom(r.Context()).Patch(r.Context(), h.res, key, body, h.scope(r)); err != nil {
+	if err := verb(engine.StoreFrom(r.Context()), r.Context(), h.res, key, body, h.scope(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
