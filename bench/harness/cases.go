@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"credo/bench/load"
@@ -113,7 +114,14 @@ func exportOnce(t target, p string) (int64, error) {
 	if err := json.Unmarshal(body, &ex); err != nil || ex.DownloadUrl == "" {
 		return 0, fmt.Errorf("export answered %s, want a DownloadUrl", body)
 	}
-	status, n, err := load.Fetch(t.addr, load.Request{Method: "GET", Target: ex.DownloadUrl, Header: t.header}, exportTimeout)
+	// The download is the CSV file itself: ask for it rather than for JSON.
+	header := []string{"Accept: text/csv"}
+	for _, h := range t.header {
+		if !strings.HasPrefix(h, "Accept:") {
+			header = append(header, h)
+		}
+	}
+	status, n, err := load.Fetch(t.addr, load.Request{Method: "GET", Target: ex.DownloadUrl, Header: header}, exportTimeout)
 	if err != nil {
 		return 0, err
 	}
