@@ -38,6 +38,15 @@ func readBody(w http.ResponseWriter, r *http.Request, allowed ...string) (member
 	return parseObject(data, "", allowed)
 }
 
+// readString reads a body whose one member, name, is a string; absent and null are nil.
+func readString(w http.ResponseWriter, r *http.Request, name string) (*string, error) {
+	b, err := readBody(w, r, name)
+	if err != nil {
+		return nil, err
+	}
+	return b.str(name)
+}
+
 func parseObject(data []byte, prefix string, allowed []string) (members, error) {
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))

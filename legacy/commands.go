@@ -10,63 +10,59 @@ import (
 	"credo/engine"
 )
 
-// cancelRegistration cancels a registration of the organization: AttendanceStatus Cancelled,
-// the time and Reason kept. Cancelling a cancelled registration changes nothing and succeeds.
-// Answers the registration's read shape.
-func (a *api) cancelRegistration(w http.ResponseWriter, r *http.Request) error {
+// inRegistration runs change in one transaction, under the lock of registration id and after
+// loading it from the caller's organization (the 404 when it has none).
+func (a *api) inRegistration(r *http.Request, id string, change func(tx *engine.Store, db *gorm.DB, reg regState) error) error {
 	ctx := r.Context()
-	id := pathID(r, "registration")
-	p := caller(r)
-	b, err := readBody(w, r, "Reason")
-	if err != nil {
-		return err
-	}
-	reason, err := b.str("Reason")
-	if err != nil {
-		return err
-	}
-	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
+	return a.store.Transaction(ctx, func(tx *engine.Store) error {
 		db := tx.DB(ctx)
 		if err := a.lock(db, registrationLock(id)); err != nil {
 			return err
 		}
-		reg, err := a.loadRegistration(db, p.OrganizationIdentifier, id)
-		if err != nil || reg.Cancelled != nil {
+		reg, err := a.loadRegistration(db, caller(r).OrganizationIdentifier, id)
+		if err != nil {
 			return err
 		}
-		return a.update(db, p, id, changeCancelled, map[string]any{
-			"AttendanceStatus": statusCancelled, "Cancelled": a.now(), "CancelReason": opt(reason),
-		})
+		return change(tx, db, reg)
 	})
-	if err != nil {
+}
+
+// changeRegistration is inRegistration answered with the registration's read shape.
+func (a *api) changeRegistration(w http.ResponseWriter, r *http.Request, id string, change func(tx *engine.Store, db *gorm.DB, reg regState) error) error {
+	if err := a.inRegistration(r, id, change); err != nil {
 		return err
 	}
 	return a.writeRegistration(w, r, id)
 }
 
+// cancelRegistration cancels a registration of the organization: AttendanceStatus Cancelled,
+// the time and Reason kept. Cancelling a cancelled registration changes nothing and succeeds.
+// Answers the registration's read shape.
+func (a *api) cancelRegistration(w http.ResponseWriter, r *http.Request) error {
+	id, p := pathID(r, "registration"), caller(r)
+	reason, err := readString(w, r, "Reason")
+	if err != nil {
+		return err
+	}
+	return a.changeRegistration(w, r, id, func(_ *engine.Store, db *gorm.DB, reg regState) error {
+		if reg.Cancelled != nil {
+			return nil
+		}
+		return a.update(db, p, id, changeCancelled, map[string]any{
+			"AttendanceStatus": statusCancelled, "Cancelled": a.now(), "CancelReason": opt(reason),
+		})
+	})
+}
+
 // changeAssessment assigns the organization's form with the code Assessment and recomputes the
 // time limit. Answers the registration's read shape.
 func (a *api) changeAssessment(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	id := pathID(r, "registration")
-	p := caller(r)
-	b, err := readBody(w, r, "Assessment")
+	id, p := pathID(r, "registration"), caller(r)
+	code, err := readString(w, r, "Assessment")
 	if err != nil {
 		return err
 	}
-	code, err := b.str("Assessment")
-	if err != nil {
-		return err
-	}
-	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
-		db := tx.DB(ctx)
-		if err := a.lock(db, registrationLock(id)); err != nil {
-			return err
-		}
-		reg, err := a.loadRegistration(db, p.OrganizationIdentifier, id)
-		if err != nil {
-			return err
-		}
+	return a.changeRegistration(w, r, id, func(_ *engine.Store, db *gorm.DB, reg regState) error {
 		f, err := a.findForm(db, p.OrganizationIdentifier, code)
 		if err != nil {
 			return err
@@ -82,69 +78,37 @@ func (a *api) changeAssessment(w http.ResponseWriter, r *http.Request) error {
 			"FormIdentifier": f.ID, "TimeLimit": opt(timeLimit(f.Limit, accs)),
 		})
 	})
-	if err != nil {
-		return err
-	}
-	return a.writeRegistration(w, r, id)
 }
 
 // grantAccommodation adds the accommodation, or replaces the registration's one of the same
 // Type, and recomputes the time limit. Answers the registration's read shape.
 func (a *api) grantAccommodation(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	id := pathID(r, "registration")
-	p := caller(r)
+	id, p := pathID(r, "registration"), caller(r)
 	b, err := readBody(w, r, accommodationMembers...)
 	if err != nil {
 		return err
 	}
 	acc, accErr := b.accommodation()
-	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
-		db := tx.DB(ctx)
-		if err := a.lock(db, registrationLock(id)); err != nil {
-			return err
-		}
-		reg, err := a.loadRegistration(db, p.OrganizationIdentifier, id)
-		if err != nil {
-			return err
-		}
+	return a.changeRegistration(w, r, id, func(tx *engine.Store, db *gorm.DB, reg regState) error {
 		if accErr != nil {
 			return accErr
 		}
-		if err := a.putAccommodation(ctx, tx, id, acc); err != nil {
+		if err := a.putAccommodation(r.Context(), tx, id, acc); err != nil {
 			return err
 		}
 		return a.retime(db, p, id, reg, changeAccommodation)
 	})
-	if err != nil {
-		return err
-	}
-	return a.writeRegistration(w, r, id)
 }
 
 // revokeAccommodation removes the registration's accommodation of Type and recomputes the time
 // limit; a Type the registration does not have is a successful no-op. Answers the read shape.
 func (a *api) revokeAccommodation(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	id := pathID(r, "registration")
-	p := caller(r)
-	b, err := readBody(w, r, "Type")
+	id, p := pathID(r, "registration"), caller(r)
+	typ, err := readString(w, r, "Type")
 	if err != nil {
 		return err
 	}
-	typ, err := b.str("Type")
-	if err != nil {
-		return err
-	}
-	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
-		db := tx.DB(ctx)
-		if err := a.lock(db, registrationLock(id)); err != nil {
-			return err
-		}
-		reg, err := a.loadRegistration(db, p.OrganizationIdentifier, id)
-		if err != nil {
-			return err
-		}
+	return a.changeRegistration(w, r, id, func(_ *engine.Store, db *gorm.DB, reg regState) error {
 		if typ == nil || strings.TrimSpace(*typ) == "" {
 			return failMember(msgAccommodationType, "Type", "Type is required and cannot be blank")
 		}
@@ -154,10 +118,6 @@ func (a *api) revokeAccommodation(w http.ResponseWriter, r *http.Request) error 
 		}
 		return a.retime(db, p, id, reg, changeAccommodationX)
 	})
-	if err != nil {
-		return err
-	}
-	return a.writeRegistration(w, r, id)
 }
 
 // retime recomputes the time limit after an accommodation change and stamps the change.

@@ -172,11 +172,7 @@ func (a *api) addEvent(w http.ResponseWriter, r *http.Request) error {
 func (a *api) cancelEvent(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := pathID(r, "event")
-	b, err := readBody(w, r, "Reason")
-	if err != nil {
-		return err
-	}
-	reason, err := b.str("Reason")
+	reason, err := readString(w, r, "Reason")
 	if err != nil {
 		return err
 	}

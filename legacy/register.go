@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 
+	"gorm.io/gorm"
+
 	"credo/engine"
 	"credo/handlers/problem"
 )
@@ -15,6 +17,31 @@ type placed struct {
 	EventCreated bool   `json:"EventCreated"`
 }
 
+// laxBody is what register-lax and transfer-lax both read of their bodies. The problems of
+// Accommodations and EventStart wait in accsErr and startErr: they come after the registration's.
+type laxBody struct {
+	members
+	spec              eventSpec
+	learner           *string
+	accs              []accommodation
+	accsErr, startErr error
+}
+
+func (a *api) readLaxBody(w http.ResponseWriter, r *http.Request, allowed ...string) (l laxBody, err error) {
+	if l.members, err = readBody(w, r, allowed...); err != nil {
+		return l, err
+	}
+	if l.spec, err = a.readEventSpec(l.members); err != nil {
+		return l, err
+	}
+	if l.learner, err = l.str("Learner"); err != nil {
+		return l, err
+	}
+	l.accs, l.accsErr = l.accommodations("Accommodations")
+	l.spec.Start, l.startErr = a.futureStart(l.members)
+	return l, nil
+}
+
 // registerLax creates the registration of the path: the learner on the event found by venue and
 // start (or a new one), with the form found by code and the accommodations given. Checks, in
 // order: the registration id, Accommodations, EventStart, Learner, Assessment, EventVenue, the
@@ -24,30 +51,19 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	id := pathID(r, "registration")
 	p := caller(r)
 	org := p.OrganizationIdentifier
-	b, err := readBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
+	l, err := a.readLaxBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
 		"Learner", "LearnerRegistrantType", "Assessment", "Accommodations")
 	if err != nil {
 		return err
 	}
-	spec, err := a.readEventSpec(b)
+	registrant, err := l.str("LearnerRegistrantType")
 	if err != nil {
 		return err
 	}
-	learner, err := b.str("Learner")
+	code, err := l.str("Assessment")
 	if err != nil {
 		return err
 	}
-	registrant, err := b.str("LearnerRegistrantType")
-	if err != nil {
-		return err
-	}
-	code, err := b.str("Assessment")
-	if err != nil {
-		return err
-	}
-	// Problems of these two members come after the registration id's.
-	accs, accsErr := b.accommodations("Accommodations")
-	start, startErr := a.futureStart(b)
 	var out placed
 	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
 		db := tx.DB(ctx)
@@ -60,14 +76,13 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		if accsErr != nil {
-			return accsErr
+		if l.accsErr != nil {
+			return l.accsErr
 		}
-		if startErr != nil {
-			return startErr
+		if l.startErr != nil {
+			return l.startErr
 		}
-		spec.Start = start
-		learnerID, err := a.checkLearner(db, org, learner)
+		learnerID, err := a.checkLearner(db, org, l.learner)
 		if err != nil {
 			return err
 		}
@@ -75,10 +90,10 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if spec.Venue, err = a.checkVenue(db, org, spec.Venue); err != nil {
+		if l.spec.Venue, err = a.checkVenue(db, org, l.spec.Venue); err != nil {
 			return err
 		}
-		ev, err := a.place(ctx, tx, org, spec, len(accs) > 0)
+		ev, err := a.place(ctx, tx, org, l.spec, len(l.accs) > 0)
 		if err != nil {
 			return err
 		}
@@ -93,7 +108,7 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 			set("FormIdentifier", f.ID).
 			set("RegistrantType", opt(registrant)).
 			set("AttendanceStatus", statusRegistered).
-			set("TimeLimit", opt(timeLimit(f.Limit, accs))).
+			set("TimeLimit", opt(timeLimit(f.Limit, l.accs))).
 			set("LastChangeTime", a.now()).
 			set("LastChangeType", changeRegistered).
 			set("LastChangeUser", changeUser(p)).
@@ -101,7 +116,7 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		for _, acc := range accs {
+		for _, acc := range l.accs {
 			if err := newDraft(a.t.accommodation).set("RegistrationIdentifier", id).set("AccommodationType", acc.Type).
 				set("AccommodationName", opt(acc.Name)).set("TimeExtension", opt(acc.TimeExtension)).insert(ctx, tx); err != nil {
 				return err
@@ -129,39 +144,20 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 	id := pathID(r, "registration")
 	p := caller(r)
 	org := p.OrganizationIdentifier
-	b, err := readBody(w, r, "EventVenue", "EventStart", "EventExamType", "Learner", "Reason", "Accommodations")
+	l, err := a.readLaxBody(w, r, "EventVenue", "EventStart", "EventExamType", "Learner", "Reason", "Accommodations")
 	if err != nil {
 		return err
 	}
-	spec, err := a.readEventSpec(b)
+	reason, err := l.str("Reason")
 	if err != nil {
 		return err
 	}
-	learner, err := b.str("Learner")
-	if err != nil {
-		return err
-	}
-	reason, err := b.str("Reason")
-	if err != nil {
-		return err
-	}
-	// Problems of these two members come after the registration's 404.
-	accs, accsErr := b.accommodations("Accommodations")
-	start, startErr := a.futureStart(b)
 	var out placed
-	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
-		db := tx.DB(ctx)
-		if err := a.lock(db, registrationLock(id)); err != nil {
-			return err
+	err = a.inRegistration(r, id, func(tx *engine.Store, db *gorm.DB, reg regState) error {
+		if l.accsErr != nil {
+			return l.accsErr
 		}
-		reg, err := a.loadRegistration(db, org, id)
-		if err != nil {
-			return err
-		}
-		if accsErr != nil {
-			return accsErr
-		}
-		learnerID, err := a.checkLearner(db, org, learner)
+		learnerID, err := a.checkLearner(db, org, l.learner)
 		if err != nil {
 			return err
 		}
@@ -171,23 +167,22 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 		if reg.Form == nil {
 			return fail(msgNoForm)
 		}
-		if startErr != nil {
-			return startErr
+		if l.startErr != nil {
+			return l.startErr
 		}
-		spec.Start = start
-		if spec.Venue, err = a.checkVenue(db, org, spec.Venue); err != nil {
+		if l.spec.Venue, err = a.checkVenue(db, org, l.spec.Venue); err != nil {
 			return err
 		}
 		if current, err := a.events(db, eq("e", a.t.event, "EventIdentifier", reg.Event)); err != nil {
 			return err
 		} else if len(current) > 0 {
-			spec.ExamFormat, spec.BillingCode = current[0].EventExamFormat, current[0].EventBillingCode
+			l.spec.ExamFormat, l.spec.BillingCode = current[0].EventExamFormat, current[0].EventBillingCode
 		}
 		held, err := a.accommodations(db, id)
 		if err != nil {
 			return err
 		}
-		ev, err := a.place(ctx, tx, org, spec, len(held)+len(accs) > 0)
+		ev, err := a.place(ctx, tx, org, l.spec, len(held)+len(l.accs) > 0)
 		if err != nil {
 			return err
 		}
@@ -197,7 +192,7 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 		if err := a.checkSeat(db, ev); err != nil {
 			return err
 		}
-		for _, acc := range accs {
+		for _, acc := range l.accs {
 			if err := a.putAccommodation(ctx, tx, id, acc); err != nil {
 				return err
 			}
