@@ -208,16 +208,24 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	}
 	defer ref.stop()
 	logf("ref started in %v", ref.Startup.Round(time.Millisecond))
-	tok, err := token(cfg.credo, dbURL, partitions, mainPartition, cfg.credoAddr)
-	if err != nil {
-		return fmt.Errorf("%s: token: %w", backend, err)
+	// A token belongs to one partition: each partition gets its own operator.
+	credoTargets := map[string]target{}
+	auth := false
+	for _, p := range parts {
+		tok, err := token(cfg.credo, dbURL, partitions, p, cfg.credoAddr)
+		if err != nil {
+			return fmt.Errorf("%s: token for %s: %w", backend, p, err)
+		}
+		t := target{addr: cfg.credoAddr, header: []string{"Accept: application/json"}}
+		if tok != "" {
+			t.header = append(t.header, "Authorization: Bearer "+tok)
+			auth = true
+		}
+		credoTargets[p] = t
 	}
-	ct := target{addr: cfg.credoAddr, header: []string{"Accept: application/json"}}
-	if tok != "" {
-		ct.header = append(ct.header, "Authorization: Bearer "+tok)
-	}
+	ct := credoTargets[mainPartition]
 	rt := target{addr: cfg.refAddr, header: []string{"Accept: application/json"}}
-	s := summary{Backend: backend, Auth: tok != "", CredoStartup: credo.Startup, RefStartup: ref.Startup}
+	s := summary{Backend: backend, Auth: auth, CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
 	// round runs one round of a case on t: the warm-up only in the first round.
 	round := func(name string, t target, p string, i int) (load.Result, error) {
@@ -240,7 +248,7 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	measure := func(name, p string) (pair, error) {
 		var cs, rs []load.Result
 		for i := 0; i < cfg.rounds; i++ {
-			c, err := round(name, ct, p, i)
+			c, err := round(name, credoTargets[p], p, i)
 			if err != nil {
 				return pair{}, err
 			}

@@ -98,7 +98,7 @@ func writeGrowth(w io.Writer, rows []growthRow) {
 		c1, c2 := ratio(r.W1, base.W1)-1, ratio(r.W2, base.W2)-1
 		target, result := "—", "—"
 		if i == len(rows)-1 && i > 0 {
-			target = fmt.Sprintf("|change| < %.0f%% (at 1,000,000)", maxGrowth*100)
+			target = fmt.Sprintf("change within ±%.0f%% at 1,000,000", maxGrowth*100)
 			ok := abs(c1) < maxGrowth && abs(c2) < maxGrowth
 			result = verdict(ok)
 			if r.Rows < 1_000_000 {
