@@ -33,6 +33,7 @@ type Tokens struct {
 	clock    func() time.Time
 	audience string
 	issuer   string
+	verified verified
 }
 
 // NewTokens returns a Tokens signing with key (at least MinKeyBytes bytes), reading time from
@@ -145,6 +146,13 @@ func (t *Tokens) Issue(c Claims, lifetime int) (string, Claims, error) {
 // signature is invalid", "token expired on …", "token is for another audience", "token of
 // another partition", and so on.
 func (t *Tokens) Verify(token, partition string) (*Claims, error) {
+	now := t.clock()
+	if c, ok := t.verified.get(token, now); ok {
+		if c.Partition != partition {
+			return nil, unauthenticated("token of another partition (%s)", c.Partition)
+		}
+		return &c, nil
+	}
 	var w wireClaims
 	tok, err := t.parser().ParseWithClaims(token, &w, t.keyFunc)
 	if err != nil {
@@ -157,6 +165,7 @@ func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 		return nil, unauthenticated("token of another partition (%s)", w.Partition)
 	}
 	c := fromWire(&w)
+	t.verified.put(token, c, now)
 	return &c, nil
 }
 

@@ -1,0 +1,37 @@
+package auth
+
+import (
+	"testing"
+	"time"
+)
+
+// A token verified once is trusted from the cache, but never past its expiry nor in another
+// partition, and a changed token string is verified afresh.
+func TestVerifiedCache(t *testing.T) {
+	c := newClock()
+	tk, err := NewTokens(testKey, c.Now, "credo", "credo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := tk.Issue(Claims{Subject: "u1", Partition: "e01", Organization: "o1"}, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := tk.Verify(token, "e01")
+		checkErr(t, err, nil)
+		if got.Subject != "u1" {
+			t.Fatalf("claims %+v", got)
+		}
+	}
+	if _, ok := tk.verified.get(token, c.Now()); !ok {
+		t.Fatal("a verified token is not cached")
+	}
+	_, err = tk.Verify(token, "e02")
+	checkErr(t, err, ErrUnauthenticated, "another partition")
+	_, err = tk.Verify(token[:len(token)-2]+"xx", "e01")
+	checkErr(t, err, ErrUnauthenticated)
+	c.Advance(121*time.Second + TokenLeeway)
+	_, err = tk.Verify(token, "e01")
+	checkErr(t, err, ErrUnauthenticated, "expired")
+}
