@@ -84,7 +84,7 @@ func Open(ctx context.Context, url string, partitions []string, reg *Registry) (
 			sqlDB.SetMaxOpenConns(sqliteMaxConns)
 			sqlDB.SetMaxIdleConns(sqliteMaxConns)
 			d.closers = append(d.closers, sqlDB.Close)
-			d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg}
+			d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{}}
 		}
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		d.Dialect = Postgres
@@ -98,7 +98,7 @@ func Open(ctx context.Context, url string, partitions []string, reg *Registry) (
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		d.closers = append(d.closers, sqlDB.Close)
 		for _, p := range partitions {
-			d.stores[p] = &Store{Partition: p, db: db, schema: p, dialect: Postgres, reg: reg}
+			d.stores[p] = &Store{Partition: p, db: db, schema: p, dialect: Postgres, reg: reg, plans: &planCache{}}
 		}
 	default:
 		return nil, fmt.Errorf("engine: database %q must start with sqlite: or postgres://", url)
@@ -141,6 +141,7 @@ type Store struct {
 	schema    string
 	dialect   Dialect
 	reg       *Registry
+	plans     *planCache
 }
 
 // Registry returns the resources the store serves.

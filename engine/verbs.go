@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -26,8 +27,7 @@ func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field
 	if fields == nil {
 		fields = r.Output
 	}
-	tx := whereKey(s.scope(s.from(ctx, r).Select(s.selectExpr(r, fields)), r, org), r, key).Limit(1)
-	rows, err := tx.Rows()
+	rows, err := s.byKey(ctx, "get", r, key, fields, org)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
 	}
@@ -43,18 +43,46 @@ func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field
 
 // Exists reports whether the record with key exists within org.
 func (s *Store) Exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
-	var found []int
-	err := whereKey(s.scope(s.from(ctx, r).Select("1"), r, org), r, key).Limit(1).Scan(&found).Error
+	rows, err := s.byKey(ctx, "exists", r, key, nil, org)
 	if err != nil {
 		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
 	}
-	return len(found) > 0, nil
+	defer rows.Close()
+	found := rows.Next()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
+	}
+	return found, nil
+}
+
+// byKey selects fields (nil: the constant 1) of the record with key within org.
+func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fields []*Field, org string) (*sql.Rows, error) {
+	vals := make([]any, len(key), len(key)+1)
+	copy(vals, key)
+	if org != "" {
+		vals = append(vals, org)
+	}
+	sel := "1"
+	if fields != nil {
+		sel = s.selectExpr(r, fields)
+	}
+	build := func(v []any) *gorm.DB {
+		o := ""
+		if org != "" {
+			o, _ = v[len(key)].(string)
+		}
+		return whereKey(s.scope(s.from(ctx, r).Select(sel), r, o), r, v[:len(key)]).Limit(1)
+	}
+	return s.query(ctx, shape(op, r, Query{Fields: fields, Org: org}), vals, build)
 }
 
 // Count returns how many records match q.
 func (s *Store) Count(ctx context.Context, r *Resource, q Query) (int64, error) {
-	var n int64
-	if err := s.where(s.from(ctx, r), r, q).Count(&n).Error; err != nil {
+	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
+	n, err := s.count(ctx, shape("count", r, q), condValues(q), func(v []any) *gorm.DB {
+		return s.where(s.from(ctx, r), r, withValues(q, v))
+	})
+	if err != nil {
 		return 0, fmt.Errorf("engine: count %s: %w", r.Name, translate(r, err))
 	}
 	return n, nil
@@ -81,7 +109,9 @@ func (s *Store) List(ctx context.Context, r *Resource, q Query) ([]Record, int64
 // Stream calls fn for every record of q's page (every match when q.Take is 0), reading rows
 // one by one so that memory stays flat whatever the size.
 func (s *Store) Stream(ctx context.Context, r *Resource, q Query, fn func(Record) error) error {
-	rows, err := s.listQuery(ctx, r, q).Rows()
+	rows, err := s.query(ctx, shape("list", r, q), condValues(q), func(v []any) *gorm.DB {
+		return s.listQuery(ctx, r, withValues(q, v))
+	})
 	if err != nil {
 		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, err))
 	}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"testing"
+
+	"credo/resources"
+)
+
+// The hot reads reuse one plan per shape, and shapes whose values are rewritten on the way
+// (datetimes, substrings) are built anew every time.
+func TestPlansAreReusedPerShape(t *testing.T) {
+	reg, err := Load(resources.FS, os.DirFS("../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+t.TempDir(), []string{"p1"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, _ := db.Store("p1")
+	w := reg.MustByName("Widget")
+	org := "0190a6f0-0000-7000-8000-00000000000a"
+	rec, err := s.Create(ctx, w, []byte(`{"OrganizationIdentifier":"`+org+`","WidgetCode":"P1","WidgetMade":"2024-03-10T14:30:00-06:00"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []any{rec.Get(w, "WidgetIdentifier")}
+	for range 2 {
+		if _, err := s.Get(ctx, w, key, nil, org); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.plans.plans[shape("get", w, Query{Fields: w.Output, Org: org})]
+	if p == nil || len(p.slots) < 2 {
+		t.Fatalf("get has no reusable plan: %+v", p)
+	}
+	if _, err := s.Get(ctx, w, []any{"0190a6f0-0000-7000-8000-0000000000ff"}, nil, org); !IsNotFound(err) {
+		t.Errorf("a planned get of a missing key: %v", err)
+	}
+	if _, err := s.Get(ctx, w, key, nil, "0190a6f0-0000-7000-8000-0000000000bb"); !IsNotFound(err) {
+		t.Errorf("a planned get in another organization: %v", err)
+	}
+	q, err := w.ParseQuery(url.Values{"WidgetCode": {"P1"}}, KindList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, n, err := s.List(ctx, w, q); err != nil || n != 1 || len(recs) != 1 {
+		t.Fatalf("list: %v %d %v", recs, n, err)
+	}
+	if s.plans.plans[shape("list", w, q)] == nil {
+		t.Error("an equality list has no plan")
+	}
+	q, _ = w.ParseQuery(url.Values{"WidgetMade": {"2024-03-10T20:30:00Z"}}, KindList)
+	if shape("list", w, q) != "" {
+		t.Error("a datetime filter must not be planned: its value is rewritten")
+	}
+	if recs, _, err := s.List(ctx, w, q); err != nil || len(recs) != 1 {
+		t.Fatalf("unplanned list: %v %v", recs, err)
+	}
+}
