@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -106,12 +105,29 @@ func (d DateTime) String() string {
 // AppendFormat appends String's form to b.
 func (d DateTime) AppendFormat(b []byte) []byte {
 	b = d.Time.AppendFormat(b, "2006-01-02T15:04:05")
-	if ns := d.Nanosecond() / 100; ns != 0 {
-		frac := fmt.Sprintf("%07d", ns)
+	if ticks := d.Nanosecond() / 100; ticks != 0 {
 		b = append(b, '.')
-		b = append(b, strings.TrimRight(frac, "0")...)
+		digits := 7
+		for ticks%10 == 0 {
+			ticks /= 10
+			digits--
+		}
+		b = appendDigits(b, ticks, digits)
 	}
 	return d.Time.AppendFormat(b, "-07:00")
+}
+
+// appendDigits appends n as exactly width decimal digits, zero-padded.
+func appendDigits(b []byte, n, width int) []byte {
+	start := len(b)
+	for range width {
+		b = append(b, '0')
+	}
+	for i := len(b) - 1; i >= start && n > 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return b
 }
 
 // Storage returns the database form (see DateTime).
@@ -120,7 +136,7 @@ func (d DateTime) Storage() string {
 	b := make([]byte, 0, 34)
 	b = u.AppendFormat(b, "2006-01-02T15:04:05")
 	b = append(b, '.')
-	b = append(b, fmt.Sprintf("%07d", u.Nanosecond()/100)...)
+	b = appendDigits(b, u.Nanosecond()/100, 7)
 	b = append(b, 'Z')
 	return string(d.Time.AppendFormat(b, "-07:00"))
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,7 +134,10 @@ func shape(op string, r *Resource, q Query) string {
 		if !c.Field.Stored() || c.Field.Type == TypeDateTime || (c.Op != MatchEq && c.Op != MatchGte && c.Op != MatchLt) {
 			return ""
 		}
-		fmt.Fprintf(&b, "|%s %s", c.Field.Name, c.Op)
+		b.WriteByte('|')
+		b.WriteString(c.Field.Name)
+		b.WriteByte(' ')
+		b.WriteString(string(c.Op))
 	}
 	b.WriteString("|f")
 	for _, f := range q.Fields {
@@ -144,9 +146,19 @@ func shape(op string, r *Resource, q Query) string {
 	}
 	b.WriteString("|s")
 	for _, t := range q.Sort {
-		fmt.Fprintf(&b, " %s %t", t.Field.Name, t.Desc)
+		b.WriteByte(' ')
+		b.WriteString(t.Field.Name)
+		if t.Desc {
+			b.WriteString(" desc")
+		}
 	}
-	fmt.Fprintf(&b, "|%d %d %t", q.Take, q.Page, q.Org != "")
+	b.WriteByte('|')
+	b.WriteString(strconv.Itoa(q.Take))
+	b.WriteByte(' ')
+	b.WriteString(strconv.Itoa(q.Page))
+	if q.Org != "" {
+		b.WriteString(" org")
+	}
 	return b.String()
 }
 
