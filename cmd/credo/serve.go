@@ -37,7 +37,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	slog.Info("credo serving", "addr", ln.Addr().String(), "database", redact(cfg.Database), "partitions", cfg.Partitions, "v1", cfg.V1Partition)
-	fmt.Fprintf(stderr, "credo: serving http://%s/v2/%s/ (get a token: see README \"Getting a token\")\n", ln.Addr(), cfg.Partitions[0])
+	fmt.Fprintf(stderr, "credo: serving http://%s/v2/%s/ and /api\n"+
+		"To get a token: credo secret create --partition %[2]s --operator (with the same --database), then\n"+
+		"  curl -s -X POST http://%[1]s/v2/%[2]s/security/tokens/generate -H 'Content-Type: application/json' -d '{\"Secret\":\"<CLIENT_SECRET>\"}'\n",
+		ln.Addr(), cfg.Partitions[0])
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
