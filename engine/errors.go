@@ -102,7 +102,7 @@ func translate(r *Resource, err error) error {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "23505":
-			return conflict(r, constraintFields(r, pgErr.ConstraintName, ""), err)
+			return conflict(r, constraintFields(r, pgErr.ConstraintName, ""))
 		case "22P02", "22007", "22008", "22003":
 			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
 		case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004":
@@ -112,10 +112,10 @@ func translate(r *Resource, err error) error {
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
-		return conflict(r, constraintFields(r, "", msg[i+len("UNIQUE constraint failed: "):]), err)
+		return conflict(r, constraintFields(r, "", msg[i+len("UNIQUE constraint failed: "):]))
 	}
 	if strings.Contains(msg, "constraint failed: PRIMARY KEY") {
-		return conflict(r, r.Key, err)
+		return conflict(r, r.Key)
 	}
 	var ce interface{ Timeout() bool }
 	if errors.As(err, &ce) || strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") {
@@ -167,7 +167,7 @@ func constraintFields(r *Resource, name, sqliteCols string) []*Field {
 	return nil
 }
 
-func conflict(r *Resource, fields []*Field, cause error) error {
+func conflict(r *Resource, fields []*Field) error {
 	e := &ValidationError{Conflict: true}
 	if len(fields) == 0 {
 		e.Detail = "the record breaks a unique constraint"
@@ -185,6 +185,5 @@ func conflict(r *Resource, fields []*Field, cause error) error {
 	for _, n := range names {
 		e.Add(n, msg)
 	}
-	_ = cause
 	return e
 }

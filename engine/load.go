@@ -255,7 +255,7 @@ func compileFields(p *parsed) (*Resource, error) {
 			f.MaxLen = MaxStringLength
 		}
 		if f.Default != "" {
-			if _, err := defaultValue(f, nil); err != nil {
+			if _, err := defaultValue(f); err != nil {
 				return nil, p.errAt(f.Default, "field %s: default %q: %v", f.Name, f.Default, err)
 			}
 		}

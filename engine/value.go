@@ -128,9 +128,8 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
 }
 
-// defaultValue returns the value an omitted member takes (see FieldSpec.Default); with a nil
-// record it only checks the default.
-func defaultValue(f *Field, _ Record) (any, error) {
+// defaultValue returns the value an omitted member takes (see FieldSpec.Default).
+func defaultValue(f *Field) (any, error) {
 	switch {
 	case f.Default == "now" && f.Type == TypeDateTime:
 		return Now(), nil
@@ -229,7 +228,7 @@ func (r *Resource) complete(rec Record, present []bool) error {
 				verr.Add(f.Name, f.Name+" is required")
 				continue
 			}
-			v, err := defaultValue(f, rec)
+			v, err := defaultValue(f)
 			if err != nil {
 				return fmt.Errorf("engine: default of %s.%s: %w", r.Name, f.Name, err)
 			}
