@@ -3,6 +3,7 @@ package handlers
 import (
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"credo/engine"
@@ -24,7 +25,9 @@ func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 		}
 		q := 1.0
 		if v, ok := params["q"]; ok {
-			q = parseQ(v)
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
 		}
 		if q <= 0 {
 			continue
@@ -52,31 +55,6 @@ func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 		return "", problem.New(http.StatusNotAcceptable, "Accept %q is not offered here; use %s.", accept, offered)
 	}
 	return best, nil
-}
-
-func parseQ(v string) float64 {
-	var q float64
-	for i, c := range v {
-		switch {
-		case c >= '0' && c <= '9':
-			if i == 0 {
-				q = float64(c - '0')
-			}
-		case c == '.':
-			frac := 0.1
-			for _, d := range v[i+1:] {
-				if d < '0' || d > '9' {
-					break
-				}
-				q += float64(d-'0') * frac
-				frac /= 10
-			}
-			return q
-		default:
-			return 0
-		}
-	}
-	return q
 }
 
 func isJSONType(ct string) bool {
