@@ -36,7 +36,8 @@ func TestGoldenSQL(t *testing.T) {
 				count.Conds = append(count.Conds, engine.Cond{Field: f.Field, Op: f.Op, Value: sampleFor(f.Field)})
 			}
 			sql, _ = s.CountSQL(r, count)
-			fmt.Fprintf(&b, "-- %s count with every filter\n%s;\n\n", r.Path, sql)
+			fmt.Fprintf(&b, "-- %s count with every filter\n%s;\n", r.Path, sql)
+			fmt.Fprintf(&b, "-- %s insert\n%s;\n\n", r.Path, s.InsertSQL(r))
 		}
 		got := strings.ReplaceAll(b.String(), `"`+s.Partition+`".`, `"{partition}".`)
 		file := filepath.Join("..", "testdata", "golden", "sql", string(s.Dialect())+".sql")

@@ -62,11 +62,11 @@ func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fi
 	if org != "" {
 		vals = append(vals, org)
 	}
-	sel := "1"
-	if fields != nil {
-		sel = s.selectExpr(r, fields)
-	}
 	build := func(v []any) *gorm.DB {
+		sel := "1"
+		if fields != nil {
+			sel = s.selectExpr(r, fields)
+		}
 		o := ""
 		if org != "" {
 			o, _ = v[len(key)].(string)
@@ -148,7 +148,7 @@ func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []b
 	if err := s.prepareNew(r, rec, present, org); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
-	if err := s.db.WithContext(ctx).Table(s.TableName(r)).Create(columnsOf(r, rec)).Error; err != nil {
+	if err := s.insertRow(ctx, r, rec); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, translate(r, err))
 	}
 	if len(r.Output) == len(r.Fields) {
