@@ -1,0 +1,67 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// pattern matches a route template such as "/v2/{partition}/security/users-comments/{key0}"
+// segment by segment, with the meaning gorilla/mux gives it (a variable is one non-empty
+// segment, no trailing slash unless the template has one), but without a regular expression:
+// matching every route of a bucket with regular expressions was a tenth of the CPU of a get by
+// id under load. It is a mux.MatcherFunc that also fills the route's variables.
+type pattern struct {
+	segs  []string // a literal segment, or a variable's name when vars[i]
+	vars  []bool
+	nvars int
+}
+
+// compilePattern reads a template of literal segments and {name} variables.
+func compilePattern(template string) *pattern {
+	p := &pattern{}
+	for _, seg := range strings.Split(strings.TrimPrefix(template, "/"), "/") {
+		isVar := len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}'
+		if isVar {
+			seg = seg[1 : len(seg)-1]
+			p.nvars++
+		}
+		p.segs = append(p.segs, seg)
+		p.vars = append(p.vars, isVar)
+	}
+	return p
+}
+
+// match reports whether the request's path fits the template and, when it does, sets the
+// variables of the match.
+func (p *pattern) match(r *http.Request, m *mux.RouteMatch) bool {
+	path := r.URL.Path
+	if path == "" || path[0] != '/' {
+		return false
+	}
+	path = path[1:]
+	var vars map[string]string
+	for i, want := range p.segs {
+		seg, rest, more := strings.Cut(path, "/")
+		if more == (i == len(p.segs)-1) {
+			return false // more segments than the template, or fewer
+		}
+		path = rest
+		if !p.vars[i] {
+			if seg != want {
+				return false
+			}
+			continue
+		}
+		if seg == "" {
+			return false
+		}
+		if vars == nil {
+			vars = make(map[string]string, p.nvars)
+		}
+		vars[want] = seg
+	}
+	m.Vars = vars // nil: gorilla/mux makes an empty map
+	return true
+}
