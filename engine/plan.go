@@ -161,6 +161,7 @@ func findAll(tx *gorm.DB) *gorm.DB { return tx.Find(&[]map[string]any{}) }
 // through to the statement unchanged (datetimes and substrings are rewritten on the way).
 func shape(op string, r *Resource, q Query) string {
 	var b strings.Builder
+	b.Grow(96)
 	b.WriteString(op)
 	b.WriteByte('|')
 	b.WriteString(r.Name)
@@ -174,9 +175,13 @@ func shape(op string, r *Resource, q Query) string {
 		b.WriteString(string(c.Op))
 	}
 	b.WriteString("|f")
-	for _, f := range q.Fields {
-		b.WriteByte(' ')
-		b.WriteString(f.Name)
+	if len(q.Fields) > 0 && len(q.Fields) == len(r.Output) && &q.Fields[0] == &r.Output[0] {
+		b.WriteString(" *") // the full record: most shapes, and long
+	} else {
+		for _, f := range q.Fields {
+			b.WriteByte(' ')
+			b.WriteString(f.Name)
+		}
 	}
 	b.WriteString("|s")
 	for _, t := range q.Sort {

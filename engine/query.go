@@ -214,6 +214,9 @@ func (r *Resource) sortable() []string {
 }
 
 func splitList(v string) []string {
+	if v == "" {
+		return nil
+	}
 	var out []string
 	for _, p := range strings.Split(v, ",") {
 		if p = strings.TrimSpace(p); p != "" {

@@ -14,14 +14,24 @@ type scanner struct {
 
 func newScanner(r *Resource, fields []*Field) *scanner {
 	sc := &scanner{r: r, fields: fields, dests: make([]any, len(fields))}
+	// One array per destination type rather than one allocation per column.
+	var bools []sql.NullBool
+	var ints []sql.NullInt64
+	strs := make([]sql.NullString, len(fields))
 	for i, f := range fields {
 		switch f.Type {
 		case TypeBool:
-			sc.dests[i] = new(sql.NullBool)
+			if bools == nil {
+				bools = make([]sql.NullBool, len(fields))
+			}
+			sc.dests[i] = &bools[i]
 		case TypeInt:
-			sc.dests[i] = new(sql.NullInt64)
+			if ints == nil {
+				ints = make([]sql.NullInt64, len(fields))
+			}
+			sc.dests[i] = &ints[i]
 		default:
-			sc.dests[i] = new(sql.NullString)
+			sc.dests[i] = &strs[i]
 		}
 	}
 	return sc

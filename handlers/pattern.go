@@ -34,34 +34,32 @@ func compilePattern(template string) *pattern {
 }
 
 // match reports whether the request's path fits the template and, when it does, sets the
-// variables of the match.
+// variables of the match. A path that does not fit allocates nothing.
 func (p *pattern) match(r *http.Request, m *mux.RouteMatch) bool {
 	path := r.URL.Path
 	if path == "" || path[0] != '/' {
 		return false
 	}
 	path = path[1:]
-	var vars map[string]string
+	rest := path
 	for i, want := range p.segs {
-		seg, rest, more := strings.Cut(path, "/")
-		if more == (i == len(p.segs)-1) {
-			return false // more segments than the template, or fewer
+		seg, next, more := strings.Cut(rest, "/")
+		if more == (i == len(p.segs)-1) || (p.vars[i] && seg == "") || (!p.vars[i] && seg != want) {
+			return false // another literal, an empty variable, more segments or fewer
 		}
-		path = rest
-		if !p.vars[i] {
-			if seg != want {
-				return false
-			}
-			continue
-		}
-		if seg == "" {
-			return false
-		}
-		if vars == nil {
-			vars = make(map[string]string, p.nvars)
-		}
-		vars[want] = seg
+		rest = next
 	}
-	m.Vars = vars // nil: gorilla/mux makes an empty map
+	m.Vars = nil // gorilla/mux makes an empty map
+	if p.nvars == 0 {
+		return true
+	}
+	m.Vars = make(map[string]string, p.nvars)
+	for i, name := range p.segs {
+		seg, next, _ := strings.Cut(path, "/")
+		if p.vars[i] {
+			m.Vars[name] = seg
+		}
+		path = next
+	}
 	return true
 }
