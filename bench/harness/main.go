@@ -227,38 +227,60 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	rt := target{addr: cfg.refAddr, header: []string{"Accept: application/json"}}
 	s := summary{Backend: backend, Auth: auth, CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
-	// round runs one round of a case on t: the warm-up only in the first round.
-	round := func(name string, t target, p string, i int) (load.Result, error) {
+	// round runs one round of a case on t: the warm-up only in the first round. It also
+	// returns the CPU time the server used in a round without warm-up.
+	round := func(name string, t target, p string, i int) (load.Result, time.Duration, error) {
 		c := loadCase(name, t, p, works[p], cfg)
 		c.Duration = cfg.duration / time.Duration(cfg.rounds)
 		if i > 0 {
 			c.Warmup = 0
 		}
 		wait := func() error { return nil }
+		pid := ref.pid()
 		if t.addr == cfg.credoAddr {
+			pid = credo.pid()
 			wait = prof.during(fmt.Sprintf("credo-%s-%s-%s-%d", backend, name, p, i), c.Warmup+c.Duration)
 		}
+		cpu0, cerr := load.ReadCPU(pid)
 		res, err := load.Run(ctx, c)
+		cpu1, cerr1 := load.ReadCPU(pid)
 		if perr := wait(); err == nil && perr != nil {
 			err = fmt.Errorf("profile: %w", perr)
 		}
-		return res, err
+		if err == nil && cerr == nil {
+			err = cerr1
+		} else if err == nil {
+			err = cerr
+		}
+		if c.Warmup > 0 {
+			return res, 0, err
+		}
+		return res, cpu1 - cpu0, err
 	}
 	// measure runs a case on credo and on the reference server in alternating rounds.
 	measure := func(name, p string) (pair, error) {
 		var cs, rs []load.Result
+		var cpu [2]time.Duration // credo, ref: in rounds without warm-up
+		var served [2]int64
 		for i := 0; i < cfg.rounds; i++ {
-			c, err := round(name, credoTargets[p], p, i)
+			c, ccpu, err := round(name, credoTargets[p], p, i)
 			if err != nil {
 				return pair{}, err
 			}
-			r, err := round(name, rt, p, i)
+			r, rcpu, err := round(name, rt, p, i)
 			if err != nil {
 				return pair{}, err
 			}
 			cs, rs = append(cs, c), append(rs, r)
+			if ccpu > 0 && rcpu > 0 {
+				cpu[0], cpu[1] = cpu[0]+ccpu, cpu[1]+rcpu
+				served[0], served[1] = served[0]+c.Requests, served[1]+r.Requests
+			}
 		}
 		out := pair{Case: name, Credo: load.Merge(cs...), Ref: load.Merge(rs...)}
+		if served[0] > 0 && served[1] > 0 {
+			out.CredoCPU, out.RefCPU = cpu[0]/time.Duration(served[0]), cpu[1]/time.Duration(served[1])
+		}
 		for _, x := range []struct {
 			who string
 			res load.Result

@@ -13,6 +13,9 @@ import (
 type pair struct {
 	Case       string
 	Credo, Ref load.Result
+	// CredoCPU and RefCPU are each server's CPU time (user and system) per request, over the
+	// rounds without warm-up; zero when every round had one.
+	CredoCPU, RefCPU time.Duration
 }
 
 // goal is an issue-6 target on a case: throughput at least MinThroughput× the reference and,
@@ -77,6 +80,23 @@ func writePairs(w io.Writer, backend string, pairs []pair) {
 			p.Credo.RPS, ms(p.Credo.P50), ms(p.Credo.P99), p.Ref.RPS, ms(p.Ref.P50), ms(p.Ref.P99), tr, pr, target, result)
 	}
 }
+
+// writeCPU renders each server's CPU time per request: what the throughput ratio depends on
+// when the two CPUs are shared by the server, the database and the load driver.
+func writeCPU(w io.Writer, pairs []pair) {
+	if len(pairs) == 0 || pairs[0].CredoCPU == 0 {
+		return
+	}
+	fmt.Fprintf(w, "| case | credo CPU µs/request | ref CPU µs/request | ratio |\n|---|---:|---:|---:|\n")
+	for _, p := range pairs {
+		if p.CredoCPU == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.2f |\n", p.Case, us(p.CredoCPU), us(p.RefCPU), ratio(float64(p.CredoCPU), float64(p.RefCPU)))
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // growthRow is W1 and W2 throughput of one table size.
 type growthRow struct {
@@ -158,6 +178,10 @@ func writeBackend(w io.Writer, s summary, pairs []pair, growth []growthRow, cfg 
 	fmt.Fprintf(w, "%d connections, %v per case and server after %v warm-up, in %d rounds alternating credo and ref; %s.\n\n",
 		cfg.conns, cfg.duration, cfg.warmup, cfg.rounds, authNote(s.Auth))
 	writePairs(w, s.Backend, pairs)
+	if len(pairs) > 0 && pairs[0].CredoCPU > 0 {
+		fmt.Fprintf(w, "\nServer CPU time per request (user + system, from /proc/<pid>/stat; rounds after the first):\n\n")
+		writeCPU(w, pairs)
+	}
 	fmt.Fprintln(w)
 	writeSummary(w, s)
 	if len(growth) > 0 {

@@ -35,3 +35,16 @@ func TestWriteGrowth(t *testing.T) {
 		t.Errorf("W2 fell 22%%: the growth target is missed:\n%s", out)
 	}
 }
+
+func TestWriteCPU(t *testing.T) {
+	var b strings.Builder
+	writeCPU(&b, []pair{{Case: "W1", CredoCPU: 60 * time.Microsecond, RefCPU: 40 * time.Microsecond}})
+	if out := b.String(); !strings.Contains(out, "| W1 | 60.0 | 40.0 | 1.50 |") {
+		t.Errorf("CPU table:\n%s", out)
+	}
+	b.Reset()
+	writeCPU(&b, []pair{{Case: "W1"}})
+	if b.Len() != 0 {
+		t.Errorf("a run without CPU figures printed a table:\n%s", b.String())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,25 @@ func TestParseStatus(t *testing.T) {
 	}
 	if _, err := ParseStatus([]byte("Name:\tx\n")); err == nil {
 		t.Error("a status without VmRSS was accepted")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// A command name with spaces and parentheses; utime 250 and stime 50 ticks.
+	line := "4242 (credo (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 9 0 100 1000000 2000\n"
+	got, err := ParseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 3*time.Second {
+		t.Errorf("CPU %v, want 3s", got)
+	}
+	if _, err := ParseStat([]byte("4242 (credo) S 1 2")); err == nil {
+		t.Error("a short stat was accepted")
+	}
+	self, err := ReadCPU(os.Getpid())
+	if err != nil || self < 0 {
+		t.Errorf("own CPU: %v, %v", self, err)
 	}
 }
 

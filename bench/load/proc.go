@@ -101,3 +101,38 @@ func (s *Sampler) Stop() int64 {
 	defer s.mu.Unlock()
 	return s.max
 }
+
+// clockTick is the unit of /proc/<pid>/stat's CPU times: USER_HZ, 100 on every Linux the
+// bench runs on (it is part of the user-space ABI).
+const clockTick = 10 * time.Millisecond
+
+// ReadCPU reads the CPU time (user and system) a process has used so far.
+func ReadCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return ParseStat(data)
+}
+
+// ParseStat reads utime and stime from the text of /proc/<pid>/stat.
+func ParseStat(data []byte) (time.Duration, error) {
+	// The command name, in parentheses, may hold spaces: count fields after its end.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("load: malformed stat %q", data)
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("load: stat has %d fields after the command", len(f))
+	}
+	var total int64
+	for _, field := range f[11:13] { // utime and stime: fields 14 and 15 of the whole line
+		n, err := strconv.ParseInt(string(field), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("load: malformed stat time %q", field)
+		}
+		total += n
+	}
+	return time.Duration(total) * clockTick, nil
+}
