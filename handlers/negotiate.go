@@ -14,6 +14,10 @@ import (
 // */* or no Accept; CSV for text/csv where csvOK. Anything else is a 406 (decisions §3).
 func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 	accept := r.Header.Get("Accept")
+	switch accept {
+	case "application/json", "*/*": // what most clients send: no parsing
+		return engine.FormatJSON, nil
+	}
 	if strings.TrimSpace(accept) == "" {
 		return engine.FormatJSON, nil
 	}
