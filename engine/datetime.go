@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -93,8 +94,16 @@ func fixedZone(offset int) *time.Location {
 	if offset == 0 {
 		return time.UTC
 	}
-	return time.FixedZone("", offset)
+	if z, ok := zones.Load(offset); ok {
+		return z.(*time.Location)
+	}
+	z, _ := zones.LoadOrStore(offset, time.FixedZone("", offset))
+	return z.(*time.Location)
 }
+
+// zones shares one *time.Location per offset: a read record's datetimes need not each allocate
+// one (offsets are whole minutes within ±24 h, so the map stays small).
+var zones sync.Map
 
 // String renders the output format: `yyyy-MM-ddTHH:mm:ss[.fffffff]±HH:mm`, fraction zeros trimmed.
 func (d DateTime) String() string {
@@ -104,7 +113,7 @@ func (d DateTime) String() string {
 
 // AppendFormat appends String's form to b.
 func (d DateTime) AppendFormat(b []byte) []byte {
-	b = d.Time.AppendFormat(b, "2006-01-02T15:04:05")
+	b = appendCivil(b, d.Time)
 	if ticks := d.Nanosecond() / 100; ticks != 0 {
 		b = append(b, '.')
 		digits := 7
@@ -114,7 +123,42 @@ func (d DateTime) AppendFormat(b []byte) []byte {
 		}
 		b = appendDigits(b, ticks, digits)
 	}
-	return d.Time.AppendFormat(b, "-07:00")
+	return appendOffset(b, d.Time)
+}
+
+// appendCivil appends t's yyyy-MM-ddTHH:mm:ss in t's own zone, like t.AppendFormat with that
+// layout but without reading a layout.
+func appendCivil(b []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02T15:04:05")
+	}
+	h, mi, s := t.Clock()
+	b = appendDigits(b, y, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(mo), 2)
+	b = append(b, '-')
+	b = appendDigits(b, d, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, h, 2)
+	b = append(b, ':')
+	b = appendDigits(b, mi, 2)
+	b = append(b, ':')
+	return appendDigits(b, s, 2)
+}
+
+// appendOffset appends t's UTC offset as ±HH:mm.
+func appendOffset(b []byte, t time.Time) []byte {
+	_, off := t.Zone()
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	off /= 60 // whole minutes, as the "-07:00" layout writes
+	b = append(b, sign)
+	b = appendDigits(b, off/60, 2)
+	b = append(b, ':')
+	return appendDigits(b, off%60, 2)
 }
 
 // appendDigits appends n as exactly width decimal digits, zero-padded.
@@ -134,33 +178,60 @@ func appendDigits(b []byte, n, width int) []byte {
 func (d DateTime) Storage() string {
 	u := d.UTC()
 	b := make([]byte, 0, 34)
-	b = u.AppendFormat(b, "2006-01-02T15:04:05")
+	b = appendCivil(b, u)
 	b = append(b, '.')
 	b = appendDigits(b, u.Nanosecond()/100, 7)
 	b = append(b, 'Z')
-	return string(d.Time.AppendFormat(b, "-07:00"))
+	return string(appendOffset(b, d.Time))
 }
 
 // InstantKey is the fixed-width UTC part of Storage: comparing a stored column against it
 // compares instants, whatever offsets the values were written in.
 func (d DateTime) InstantKey() string { return d.Storage()[:28] }
 
-// ParseStorage reads the database form written by Storage.
+// ParseStorage reads the database form written by Storage. It reads the fixed-width digits
+// itself: time.Parse was a tenth of the CPU of listing records.
 func ParseStorage(s string) (DateTime, error) {
-	if len(s) != 34 || s[27] != 'Z' {
+	malformed := func() (DateTime, error) {
 		return DateTime{}, fmt.Errorf("engine: stored datetime %q is malformed", s)
 	}
-	t, err := time.Parse("2006-01-02T15:04:05.0000000Z", s[:28])
-	if err != nil {
-		return DateTime{}, fmt.Errorf("engine: stored datetime %q: %w", s, err)
+	if len(s) != 34 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+		s[19] != '.' || s[27] != 'Z' || (s[28] != '+' && s[28] != '-') || s[31] != ':' {
+		return malformed()
 	}
-	oh, _ := strconv.Atoi(s[29:31])
-	om, _ := strconv.Atoi(s[32:34])
-	off := oh*3600 + om*60
+	var v [9]int // year, month, day, hour, minute, second, ticks, offset hours, offset minutes
+	for i, span := range [9][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 27}, {29, 31}, {32, 34}} {
+		n, ok := fixedDigits(s[span[0]:span[1]])
+		if !ok {
+			return malformed()
+		}
+		v[i] = n
+	}
+	if v[1] < 1 || v[1] > 12 || v[2] < 1 || v[3] > 23 || v[4] > 59 || v[5] > 59 || v[7] > 23 || v[8] > 59 {
+		return malformed()
+	}
+	t := time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], v[6]*100, time.UTC)
+	if t.Day() != v[2] {
+		return malformed() // a day the month does not have
+	}
+	off := v[7]*3600 + v[8]*60
 	if s[28] == '-' {
 		off = -off
 	}
 	return DateTime{t.In(fixedZone(off))}, nil
+}
+
+// fixedDigits reads s, all decimal digits.
+func fixedDigits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int(c)
+	}
+	return n, true
 }
 
 // Value implements driver.Valuer so that GORM models can hold DateTime fields.

@@ -2,8 +2,12 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseDateTimeRoundTrip(t *testing.T) {
@@ -82,6 +86,70 @@ func TestSnake(t *testing.T) {
 	} {
 		if got := snake(in); got != want {
 			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestDateTimeFormsMatchTimePackage holds the hand-written storage parser and formatters to
+// what the time package's layouts give, over random instants, fractions and offsets.
+func TestDateTimeFormsMatchTimePackage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 22))
+	for range 5000 {
+		sec := -62135596800 + rng.Int64N(253402300799+62135596800) // Unix seconds, 0001-01-01 .. 9999-12-31
+		ticks := rng.Int64N(10_000_000)
+		if rng.IntN(4) == 0 {
+			ticks = 0
+		}
+		off := (rng.IntN(28*60) - 14*60) * 60
+		u := time.Unix(sec, ticks*100).UTC()
+		d := DateTime{Time: u.In(time.FixedZone("", off))}
+
+		wantStorage := u.Format("2006-01-02T15:04:05.0000000Z") + d.Time.Format("-07:00")
+		if got := d.Storage(); got != wantStorage {
+			t.Fatalf("Storage of %v: %q, want %q", d.Time, got, wantStorage)
+		}
+		want := d.Time.Format("2006-01-02T15:04:05")
+		if ticks != 0 {
+			want += "." + strings.TrimRight(fmt.Sprintf("%07d", ticks), "0")
+		}
+		want += d.Time.Format("-07:00")
+		if got := d.String(); got != want {
+			t.Fatalf("String of %v: %q, want %q", d.Time, got, want)
+		}
+		back, err := ParseStorage(wantStorage)
+		if err != nil {
+			t.Fatalf("ParseStorage(%q): %v", wantStorage, err)
+		}
+		if !back.Equal(u) || back.String() != want {
+			t.Fatalf("ParseStorage(%q) = %v (%s), want %v (%s)", wantStorage, back.Time, back, u, want)
+		}
+	}
+}
+
+func TestParseStorageRejects(t *testing.T) {
+	good := "2024-03-10T20:30:00.1234567Z-06:00"
+	if _, err := ParseStorage(good); err != nil {
+		t.Fatalf("%q: %v", good, err)
+	}
+	for _, s := range []string{
+		"", good[:33], good + "0",
+		"2024-02-30T20:30:00.1234567Z-06:00", // no such day
+		"2024-13-10T20:30:00.1234567Z-06:00",
+		"2024-00-10T20:30:00.1234567Z-06:00",
+		"2024-03-00T20:30:00.1234567Z-06:00",
+		"2024-03-10T24:30:00.1234567Z-06:00",
+		"2024-03-10T20:60:00.1234567Z-06:00",
+		"2024-03-10T20:30:60.1234567Z-06:00",
+		"2024-03-10T20:30:00.123456xZ-06:00",
+		"2024-03-10T20:30:00.1234567Z*06:00",
+		"2024-03-10T20:30:00.1234567Z-24:00",
+		"2024-03-10T20:30:00.1234567Z-06:60",
+		"2024-03-10 20:30:00.1234567Z-06:00",
+		"2024-03-10T20:30:00,1234567Z-06:00",
+		"+024-03-10T20:30:00.1234567Z-06:00",
+	} {
+		if d, err := ParseStorage(s); err == nil {
+			t.Errorf("ParseStorage(%q) accepted: %v", s, d.Time)
 		}
 	}
 }
