@@ -39,6 +39,14 @@ func appendValue(b []byte, v any) []byte {
 	return append(b, "null"...)
 }
 
+// jsonSafe marks the ASCII bytes a JSON string holds as they are (encoding/json's HTML-safe set).
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // AppendJSONString appends s as a JSON string, escaping as encoding/json does.
 func AppendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
@@ -47,7 +55,7 @@ func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
@@ -61,6 +69,10 @@ func AppendJSONString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			}
