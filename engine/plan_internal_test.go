@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"os"
 	"testing"
@@ -61,5 +62,22 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	}
 	if recs, _, err := s.List(ctx, w, q); err != nil || len(recs) != 1 {
 		t.Fatalf("unplanned list: %v %v", recs, err)
+	}
+}
+
+// TestPlainJSONStringAgreesWithEncodingJSON: the fast path for member strings reads what
+// encoding/json reads, or steps aside.
+func TestPlainJSONStringAgreesWithEncodingJSON(t *testing.T) {
+	for raw, fast := range map[string]bool{`""`: true, `"plain"`: true, `"é漢🎓"`: true, `"a\"b"`: false,
+		`"\u00e9t\u00e9"`: false, "\"bad \xff utf-8\"": false, `"tab\tescaped"`: false, `5`: false, `null`: false} {
+		got, ok := plainJSONString([]byte(raw))
+		if ok != fast {
+			t.Errorf("%s: fast path %v, want %v", raw, ok, fast)
+			continue
+		}
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); ok && (err != nil || got != want) {
+			t.Errorf("%s: fast path read %q, encoding/json %q (%v)", raw, got, want, err)
+		}
 	}
 }

@@ -97,9 +97,11 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 	}
 	switch f.Type {
 	case TypeUUID, TypeString, TypeDateTime:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("must be a %s string", f.Type)
+		s, ok := plainJSONString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fmt.Errorf("must be a %s string", f.Type)
+			}
 		}
 		if f.Type == TypeString {
 			if n := utf8.RuneCountInString(s); n > f.MaxLen {
@@ -109,6 +111,12 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 		}
 		return f.ParseText(s)
 	case TypeBool:
+		switch string(raw) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
 		var b bool
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, fmt.Errorf("must be true or false")
@@ -126,6 +134,19 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 		return v, nil
 	}
 	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
+}
+
+// plainJSONString returns the text of a JSON string without escapes, which most member values
+// are, without a pass through encoding/json. raw has already been checked to be valid JSON.
+func plainJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return "", false // escapes, or invalid UTF-8 that encoding/json replaces
+	}
+	return string(body), true
 }
 
 // defaultValue returns the value an omitted member takes (see FieldSpec.Default).
