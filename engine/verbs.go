@@ -73,7 +73,9 @@ func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fi
 		}
 		return whereKey(s.scope(s.from(ctx, r).Select(sel), r, o), r, v[:len(key)]).Limit(1)
 	}
-	return s.query(ctx, shape(op, r, Query{Fields: fields, Org: org}), vals, build)
+	// A key lookup is one index probe: it runs to its end rather than have database/sql start
+	// a goroutine per query to watch the request for cancellation.
+	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, Org: org}), vals, build)
 }
 
 // Count returns how many records match q.

@@ -75,9 +75,11 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fields, err := h.res.ParseFields(r.URL.Query())
-	if err != nil {
-		return err
+	fields := h.res.Output
+	if r.URL.RawQuery != "" {
+		if fields, err = h.res.ParseFields(r.URL.Query()); err != nil {
+			return err
+		}
 	}
 	rec, err := engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, fields, h.scope(r))
 	if err != nil {
