@@ -38,7 +38,7 @@ func newScanner(r *Resource, fields []*Field) *scanner {
 }
 
 // scan reads the current row into a new Record.
-func (sc *scanner) scan(rows *sql.Rows) (Record, error) {
+func (sc *scanner) scan(rows rowSet) (Record, error) {
 	if err := rows.Scan(sc.dests...); err != nil {
 		return nil, fmt.Errorf("engine: scan %s: %w", sc.r.Name, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -27,9 +29,12 @@ const (
 // Pool limits. SQLite's page cache is per connection and every partition has its own pool
 // (decisions §13): 4 connections per partition kept credo under 80 MiB with three 100,000-row
 // partitions at the throughput of 8 (BENCHMARKS.md).
+// On PostgreSQL, database/sql (GORM's statements) keeps at most postgresIdleSQLConns of the
+// pool's connections idle for itself; the rest stay in the pool for the planned statements.
 const (
-	sqliteMaxConns   = 4
-	postgresMaxConns = 32
+	sqliteMaxConns       = 4
+	postgresMaxConns     = 32
+	postgresIdleSQLConns = 4
 )
 
 // partitionRe is the form of a partition slug: it becomes a file name or a schema name.
@@ -90,17 +95,29 @@ func Open(ctx context.Context, url string, partitions []string, reg *Registry) (
 		}
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		d.Dialect = Postgres
-		db, err := gorm.Open(postgres.Open(url), cfg)
+		// One pgx pool serves both the hot planned statements (directly) and GORM (through
+		// database/sql over the same pool), so the connection limit holds for both.
+		pcfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			return nil, fmt.Errorf("engine: postgres url: %w", err)
+		}
+		pcfg.MaxConns = postgresMaxConns
+		pcfg.MaxConnIdleTime = 5 * time.Minute
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("engine: open postgres: %w", err)
 		}
-		sqlDB, _ := db.DB()
+		sqlDB := stdlib.OpenDBFromPool(pool)
 		sqlDB.SetMaxOpenConns(postgresMaxConns)
-		sqlDB.SetMaxIdleConns(postgresMaxConns)
-		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		d.closers = append(d.closers, sqlDB.Close)
+		sqlDB.SetMaxIdleConns(postgresIdleSQLConns)
+		d.closers = append(d.closers, sqlDB.Close, func() error { pool.Close(); return nil })
+		db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("engine: open postgres: %w", err)
+		}
 		for _, p := range partitions {
-			d.stores[p] = &Store{Partition: p, db: db, schema: p, dialect: Postgres, reg: reg, plans: &planCache{}}
+			d.stores[p] = &Store{Partition: p, db: db, pool: pool, schema: p, dialect: Postgres, reg: reg, plans: &planCache{}}
 		}
 	default:
 		return nil, fmt.Errorf("engine: database %q must start with sqlite: or postgres://", url)
@@ -144,6 +161,8 @@ type Store struct {
 	dialect   Dialect
 	reg       *Registry
 	plans     *planCache
+	// pool runs planned statements on PostgreSQL; nil on SQLite and in transactions.
+	pool *pgxpool.Pool
 }
 
 // Registry returns the resources the store serves.

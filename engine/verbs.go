@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -13,7 +12,7 @@ import (
 // withDB returns a copy of the store bound to a transaction.
 func (s *Store) withDB(db *gorm.DB) *Store {
 	c := *s
-	c.db = db
+	c.db, c.pool = db, nil // a transaction runs everything on its own connection
 	return &c
 }
 
@@ -56,7 +55,7 @@ func (s *Store) Exists(ctx context.Context, r *Resource, key []any, org string) 
 }
 
 // byKey selects fields (nil: the constant 1) of the record with key within org.
-func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fields []*Field, org string) (*sql.Rows, error) {
+func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fields []*Field, org string) (rowSet, error) {
 	vals := make([]any, len(key), len(key)+1)
 	copy(vals, key)
 	if org != "" {
