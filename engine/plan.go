@@ -12,9 +12,9 @@ import (
 
 // Plans: the hot reads (get, exists, count, list) and single inserts build their SQL with
 // GORM once per shape — resource, projection, filter fields and operators, sort, page — and
-// then run the same text with new values, as a prepared statement would. Building a statement through GORM's
-// callbacks was a sixth of a get's CPU; the database driver caches the prepared statement by
-// its text in turn.
+// then run the same text with new values, as a prepared statement would. Building a statement
+// through GORM's callbacks was a sixth of a get's CPU (and its create callbacks 15% of an
+// insert's); the PostgreSQL driver caches the prepared statement by its text in turn.
 
 // maxPlans bounds a store's plan cache; when full it is emptied and refills with the shapes in use.
 const maxPlans = 2048
