@@ -42,10 +42,6 @@ func benchRegistry(b *testing.B) (*engine.Registry, *engine.Resource) {
 	return reg, reg.MustByName("UserComment")
 }
 
-func benchUUID(rng *rand.Rand) string {
-	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xfff, rng.Uint32()&0xfff, rng.Uint64()&0xffffffffffff)
-}
-
 // benchStore opens a fresh partition of backend and fills it with benchRows comments.
 func benchStore(b *testing.B, be testenv.Backend) (*engine.Store, *benchData) {
 	b.Helper()
@@ -57,54 +53,8 @@ func benchStore(b *testing.B, be testenv.Backend) (*engine.Store, *benchData) {
 	}
 	b.Cleanup(func() { db.Close() })
 	s, _ := db.Store(p)
-	rng := rand.New(rand.NewPCG(1, 2))
-	orgs := make([]string, 10)
-	for i := range orgs {
-		orgs[i] = benchUUID(rng)
-	}
-	users := make([]string, benchUsers)
-	for i := range users {
-		users[i] = benchUUID(rng)
-	}
-	d := &benchData{reg: reg, r: r}
-	seen := map[[2]string]bool{}
-	recs := make([]engine.Record, benchRows)
-	presents := make([][]bool, benchRows)
-	set := func(rec engine.Record, present []bool, name string, v any) {
-		f, _ := r.Member(name)
-		rec[f.Index], present[f.Index] = v, true
-	}
-	for i := range recs {
-		u := rng.IntN(len(users))
-		id := benchUUID(rng)
-		rec, present := r.NewRecord(), make([]bool, len(r.Members))
-		set(rec, present, "CommentIdentifier", id)
-		set(rec, present, "CommentCreatedBy", users[rng.IntN(len(users))])
-		set(rec, present, "OrganizationIdentifier", orgs[u%len(orgs)])
-		set(rec, present, "UserIdentifier", users[u])
-		set(rec, present, "CommentText", "the learner completed the safety orientation module and asked about the exam")
-		dt, err := engine.ParseDateTime(fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00.123-05:00", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		set(rec, present, "CommentCreated", dt)
-		recs[i], presents[i] = rec, present
-		d.ids = append(d.ids, id)
-		pair := [2]string{orgs[u%len(orgs)], users[u]}
-		if !seen[pair] {
-			seen[pair] = true
-			d.pairs = append(d.pairs, pair)
-		}
-	}
-	// One InsertAll per chunk: SQLite takes at most 32766 bind values in a statement.
-	chunk := 32766 / len(r.Fields)
-	for start := 0; start < len(recs); start += chunk {
-		end := min(start+chunk, len(recs))
-		if err := s.InsertAll(context.Background(), r, recs[start:end], presents[start:end], ""); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return s, d
+	c := testenv.SeedComments(b, s, benchRows, benchUsers)
+	return s, &benchData{reg: reg, r: r, ids: c.IDs, pairs: c.Pairs}
 }
 
 // w2Values are the list parameters of the harness's W2 case.

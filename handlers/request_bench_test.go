@@ -36,10 +36,6 @@ type benchEnv struct {
 	pairs     [][2]string
 }
 
-func benchUUID(rng *rand.Rand) string {
-	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xfff, rng.Uint32()&0xfff, rng.Uint64()&0xffffffffffff)
-}
-
 // newBenchEnv serves a fresh partition of backend holding benchRows comments.
 func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
 	b.Helper()
@@ -47,7 +43,6 @@ func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := reg.MustByName("UserComment")
 	p := testenv.Partition(b)
 	db, err := engine.Open(context.Background(), be.URL, []string{p}, reg)
 	if err != nil {
@@ -55,57 +50,8 @@ func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
 	}
 	b.Cleanup(func() { db.Close() })
 	s, _ := db.Store(p)
-	rng := rand.New(rand.NewPCG(1, 2))
-	orgs := make([]string, 10)
-	for i := range orgs {
-		orgs[i] = benchUUID(rng)
-	}
-	users := make([]string, benchUsers)
-	for i := range users {
-		users[i] = benchUUID(rng)
-	}
-	env := &benchEnv{h: (&handlers.Server{Registry: reg, Database: db}).Handler(), partition: p}
-	seen := map[[2]string]bool{}
-	var recs []engine.Record
-	var presents [][]bool
-	set := func(rec engine.Record, present []bool, name string, v any) {
-		f, _ := r.Member(name)
-		rec[f.Index], present[f.Index] = v, true
-	}
-	flush := func() {
-		if err := s.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
-			b.Fatal(err)
-		}
-		recs, presents = recs[:0], presents[:0]
-	}
-	for i := 0; i < benchRows; i++ {
-		u := rng.IntN(len(users))
-		id := benchUUID(rng)
-		rec, present := r.NewRecord(), make([]bool, len(r.Members))
-		set(rec, present, "CommentIdentifier", id)
-		set(rec, present, "CommentCreatedBy", users[rng.IntN(len(users))])
-		set(rec, present, "OrganizationIdentifier", orgs[u%len(orgs)])
-		set(rec, present, "UserIdentifier", users[u])
-		set(rec, present, "CommentText", "the learner completed the safety orientation module and asked about the exam")
-		dt, err := engine.ParseDateTime(fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00.123-05:00", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		set(rec, present, "CommentCreated", dt)
-		recs, presents = append(recs, rec), append(presents, present)
-		// SQLite takes at most 32766 bind values in a statement.
-		if len(recs) == 32766/len(r.Fields) {
-			flush()
-		}
-		env.ids = append(env.ids, id)
-		pair := [2]string{orgs[u%len(orgs)], users[u]}
-		if !seen[pair] {
-			seen[pair] = true
-			env.pairs = append(env.pairs, pair)
-		}
-	}
-	flush()
-	return env
+	c := testenv.SeedComments(b, s, benchRows, benchUsers)
+	return &benchEnv{h: (&handlers.Server{Registry: reg, Database: db}).Handler(), partition: p, ids: c.IDs, pairs: c.Pairs}
 }
 
 // serve runs one request through the handler and checks its status.
