@@ -20,6 +20,24 @@ pg_ctlcluster --skip-systemctl-redirect $cluster start >&2 2>&1 || true
 for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
 pg_isready -h 127.0.0.1 >&2
 psql_su() { runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtA "$@"; }
+# The suites run packages in parallel, and some start whole credo processes (each with a pool of
+# up to --database-max-conns connections plus its health connection): PostgreSQL's default of
+# 100 connections is too few for a loaded test run, so the cluster gets 400 (restarted once for
+# it). A cluster that cannot be restarted keeps its setting: that is logged, never fatal.
+max=$(psql_su -c "SHOW max_connections" || echo 0)
+if [ "${max:-0}" -lt 400 ] 2>/dev/null; then
+  log "raising max_connections from ${max} to 400"
+  if psql_su -c "ALTER SYSTEM SET max_connections = 400" >&2; then
+    # shellcheck disable=SC2086
+    pg_ctlcluster --skip-systemctl-redirect $cluster restart >&2 2>&1 ||
+      log "restart failed; starting the cluster again with its previous setting"
+  fi
+  # shellcheck disable=SC2086
+  pg_ctlcluster --skip-systemctl-redirect $cluster start >&2 2>&1 || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
+  pg_isready -h 127.0.0.1 >&2
+  log "max_connections is now $(psql_su -c "SHOW max_connections")"
+fi
 if [ "$(psql_su -c "SELECT 1 FROM pg_roles WHERE rolname='credo'")" != "1" ]; then
   psql_su -c "CREATE ROLE credo LOGIN PASSWORD 'credo' CREATEDB" >&2
 fi
