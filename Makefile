@@ -1,10 +1,14 @@
 # credo: make run serves the API on the embedded SQLite default; make test runs every test.
 GO ?= go
 VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
-LDFLAGS := -X credo/handlers.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X credo/handlers.Version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
+# Redocly CLI lints the OpenAPI document (redocly.yaml: the recommended rules); npx keeps the
+# pinned version in its cache, so CI downloads it once per machine.
+REDOCLY_VERSION := 2.77.0
 
-.PHONY: run build test test-postgres lint bench seed
+.PHONY: run build test test-postgres lint openapi bench seed
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/credo ./cmd/credo
@@ -23,10 +27,17 @@ test:
 test-postgres:
 	eval "$$(bash scripts/postgres.sh)" && CREDO_REQUIRE_POSTGRES=1 $(MAKE) test
 
-lint:
+lint: openapi
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	cd bench/ref && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	NPM_CONFIG_UPDATE_NOTIFIER=false npx --yes @redocly/cli@$(REDOCLY_VERSION) lint --format=stylish bin/openapi.json
+
+## openapi: write the OpenAPI document (what GET /v2/{partition}/openapi.json serves) to bin/openapi.json.
+openapi:
+	@mkdir -p bin
+	$(GO) run ./cmd/credo openapi > bin/openapi.json
 
 seed: build
 	./bin/credo seed --partition e01
@@ -37,7 +48,7 @@ seed: build
 BENCH_FLAGS ?=
 bench: build
 	eval "$$(bash scripts/postgres.sh)" && \
-	$(GO) build -o bin/credo-ref ./bench/ref && \
+	(cd bench/ref && $(GO) build -o ../../bin/credo-ref .) && \
 	$(GO) build -o bin/credo-bench ./bench/harness && \
 	./bin/credo-bench -credo bin/credo -ref bin/credo-ref -out bin/bench-results.md $(BENCH_FLAGS) && \
 	CREDO_TEST_POSTGRES="$$CREDO_TEST_POSTGRES" $(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./engine/ ./handlers/

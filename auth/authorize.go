@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -88,8 +89,9 @@ func ObjectID(path string) uuid.UUID {
 // Grants reads permissions. Another package implements it over the partition's database.
 type Grants interface {
 	// Mask returns the OR of the PermissionMask of every permission on object held by one of
-	// the user's current groups (0 when there is none).
-	Mask(ctx context.Context, partition, userID string, object uuid.UUID) (int64, error)
+	// the user's current groups in the organization (0 when there is none). Groups of the
+	// user's other organizations grant nothing there: a credential acts in one organization.
+	Mask(ctx context.Context, partition, userID, organizationID string, object uuid.UUID) (int64, error)
 }
 
 // MaxDecisionTTL is the longest an Authorizer keeps a caller's mask for an object, and so the
@@ -114,8 +116,8 @@ type Authorizer struct {
 }
 
 type maskKey struct {
-	partition, user string
-	object          uuid.UUID
+	partition, user, org string
+	object               uuid.UUID
 }
 
 type maskEntry struct {
@@ -142,7 +144,7 @@ func (a *Authorizer) AllowPath(ctx context.Context, p *Principal, path, need str
 
 func (a *Authorizer) allow(ctx context.Context, p *Principal, object uuid.UUID, need Flag, name string) error {
 	if p == nil {
-		return unauthenticated("no credential")
+		return unauthenticated(ReasonMissing, "no credential")
 	}
 	if p.Operator {
 		return nil
@@ -158,7 +160,7 @@ func (a *Authorizer) allow(ctx context.Context, p *Principal, object uuid.UUID, 
 }
 
 func (a *Authorizer) mask(ctx context.Context, p *Principal, object uuid.UUID) (int64, error) {
-	key := maskKey{p.Partition, p.UserIdentifier, object}
+	key := maskKey{p.Partition, p.UserIdentifier, p.OrganizationIdentifier, object}
 	now := a.now()
 	a.mu.Lock()
 	e, ok := a.masks[key]
@@ -166,7 +168,10 @@ func (a *Authorizer) mask(ctx context.Context, p *Principal, object uuid.UUID) (
 	if ok && now.Before(e.until) {
 		return e.mask, nil
 	}
-	m, err := a.Grants.Mask(ctx, p.Partition, p.UserIdentifier, object)
+	if a.Grants == nil {
+		return 0, errors.New("auth: the authorizer has no Grants") // refuse, never allow
+	}
+	m, err := a.Grants.Mask(ctx, p.Partition, p.UserIdentifier, p.OrganizationIdentifier, object)
 	if err != nil {
 		return 0, fmt.Errorf("auth: read permissions on %s: %w", object, err)
 	}

@@ -66,19 +66,46 @@ func TestObjectID(t *testing.T) {
 	}
 }
 
-// grantStore is an in-memory Grants that counts its queries.
+// grantStore is an in-memory Grants that counts its queries. masks apply in every
+// organization; byOrg, when set, replaces them per organization.
 type grantStore struct {
 	masks map[uuid.UUID]int64
+	byOrg map[string]map[uuid.UUID]int64
 	calls int
 	fail  bool
 }
 
-func (g *grantStore) Mask(_ context.Context, partition, user string, object uuid.UUID) (int64, error) {
+func (g *grantStore) Mask(_ context.Context, partition, user, org string, object uuid.UUID) (int64, error) {
 	g.calls++
 	if g.fail {
 		return 0, errors.New("database is down")
 	}
+	if g.byOrg != nil {
+		return g.byOrg[org][object], nil
+	}
 	return g.masks[object], nil
+}
+
+// TestMaskPerOrganization: a user's decisions are cached per organization, so a credential
+// for organization A is never answered with the mask of the same user acting in B.
+func TestMaskPerOrganization(t *testing.T) {
+	people := ObjectID("directory/people")
+	g := &grantStore{byOrg: map[string]map[uuid.UUID]int64{"B": {people: MaskOf(Administrate)}}}
+	a := &Authorizer{Grants: g, Clock: newClock().Now}
+	inB := &Principal{UserIdentifier: "u1", Partition: "e01", OrganizationIdentifier: "B"}
+	inA := &Principal{UserIdentifier: "u1", Partition: "e01", OrganizationIdentifier: "A"}
+	if err := a.Allow(context.Background(), inB, people, Delete); err != nil {
+		t.Fatalf("in B: %v", err)
+	}
+	if err := a.Allow(context.Background(), inA, people, Read); !errors.Is(err, ErrForbidden) {
+		t.Errorf("in A after a decision in B: %v, want ErrForbidden", err)
+	}
+	if g.calls != 2 {
+		t.Errorf("%d mask queries, want one per organization", g.calls)
+	}
+	if err := (&Authorizer{}).Allow(context.Background(), inA, people, Read); err == nil {
+		t.Error("an Authorizer without Grants allowed a request")
+	}
 }
 
 func TestAllow(t *testing.T) {

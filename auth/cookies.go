@@ -45,6 +45,26 @@ type CookiePayload struct {
 	Roles        []string  `json:"Roles"`
 	Created      time.Time `json:"Created"`
 	Expiry       time.Time `json:"Expiry"`
+	// Secret, Token and Parent are the cookie's lineage: the client secret behind it, the
+	// access token it was first made from, and the cookie it was made from (empty when made
+	// from a token). Revoking any of them ends this cookie (decisions §7).
+	Secret string `json:"Secret,omitempty"`
+	Token  string `json:"Token,omitempty"`
+	Parent string `json:"Parent,omitempty"`
+}
+
+// Lineage returns the identifiers whose revocation ends the cookie besides its own.
+func (p *CookiePayload) Lineage() []string { return lineage(p.Secret, p.Token, p.Parent) }
+
+// lineage keeps the non-empty identifiers.
+func lineage(ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Cookies encodes and decodes session cookie tokens.
@@ -146,11 +166,11 @@ func (c *Cookies) Encode(p CookiePayload) (string, CookiePayload, error) {
 // ErrUnauthenticated with the reason as its message.
 func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
 	if len(token) > MaxCookieBytes {
-		return nil, unauthenticated("malformed cookie: longer than %d bytes", MaxCookieBytes)
+		return nil, unauthenticated(ReasonMalformed, "malformed cookie: longer than %d bytes", MaxCookieBytes)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(raw) < 1+sha256.Size {
-		return nil, unauthenticated("malformed cookie")
+		return nil, unauthenticated(ReasonMalformed, "malformed cookie")
 	}
 	version, body := raw[0], raw[1:]
 	switch version {
@@ -160,31 +180,31 @@ func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
 			return nil, malformed("the cookie is encrypted; ask to decrypt it")
 		}
 		if c.aead == nil {
-			return nil, unauthenticated("the cookie is encrypted and no decryption key is configured")
+			return nil, unauthenticated(ReasonSignature, "the cookie is encrypted and no decryption key is configured")
 		}
 		n := c.aead.NonceSize()
 		if len(body) < n {
-			return nil, unauthenticated("malformed cookie")
+			return nil, unauthenticated(ReasonMalformed, "malformed cookie")
 		}
 		if body, err = c.aead.Open(nil, body[:n], body[n:], []byte{version}); err != nil {
-			return nil, unauthenticated("the cookie cannot be decrypted")
+			return nil, unauthenticated(ReasonSignature, "the cookie cannot be decrypted")
 		}
 	default:
-		return nil, unauthenticated("malformed cookie: unknown version %d", version)
+		return nil, unauthenticated(ReasonMalformed, "malformed cookie: unknown version %d", version)
 	}
 	if len(body) < sha256.Size {
-		return nil, unauthenticated("malformed cookie")
+		return nil, unauthenticated(ReasonMalformed, "malformed cookie")
 	}
 	j, tag := body[:len(body)-sha256.Size], body[len(body)-sha256.Size:]
 	if !hmac.Equal(tag, c.sign(version, j)) {
-		return nil, unauthenticated("the cookie signature is invalid")
+		return nil, unauthenticated(ReasonSignature, "the cookie signature is invalid")
 	}
 	var p CookiePayload
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		// Signed by us yet unreadable: a cookie of an incompatible release.
-		return nil, unauthenticated("malformed cookie: %v", err)
+		return nil, unauthenticated(ReasonMalformed, "malformed cookie: %v", err)
 	}
 	return &p, nil
 }
@@ -197,7 +217,7 @@ func (c *Cookies) Validate(token string) (*CookiePayload, error) {
 		return nil, err
 	}
 	if !c.clock().Before(p.Expiry) {
-		return nil, unauthenticated("cookie expired on %s", formatTime(p.Expiry))
+		return nil, unauthenticated(ReasonExpired, "cookie expired on %s", formatTime(p.Expiry))
 	}
 	return p, nil
 }

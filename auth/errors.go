@@ -20,19 +20,56 @@ var (
 	ErrMalformed = errors.New("malformed")
 )
 
+// Reason says in one word why a credential was refused: the label by which authentication
+// failures are counted. The message of the error says it in a sentence.
+type Reason string
+
+// The reasons of ErrUnauthenticated refusals.
+const (
+	ReasonMissing   Reason = "missing"   // no credential
+	ReasonMalformed Reason = "malformed" // not a token, cookie or header of the expected form
+	ReasonSignature Reason = "signature" // a signature that does not verify, or a cookie that does not decrypt
+	ReasonExpired   Reason = "expired"   // a token, cookie or secret past its expiry
+	ReasonClaims    Reason = "claims"    // another audience or issuer, or not valid yet
+	ReasonRevoked   Reason = "revoked"   // a revoked token, cookie or secret
+	ReasonPartition Reason = "partition" // a credential of another partition
+	ReasonUnknown   Reason = "unknown"   // an unknown secret, or a user that no longer exists
+	ReasonOther     Reason = "other"     // a refusal that names no reason
+)
+
+// ReasonOf returns the reason of an ErrUnauthenticated refusal, ReasonOther when it names
+// none, and "" for other errors.
+func ReasonOf(err error) Reason {
+	var re *reasonError
+	if errors.As(err, &re) && re.code != "" {
+		return re.code
+	}
+	if errors.Is(err, ErrUnauthenticated) {
+		return ReasonOther
+	}
+	return ""
+}
+
 // reasonError is an error of a category whose message is only the reason, so that the problem
 // writer's Detail reads as a sentence ("token expired at …") rather than a chain of prefixes.
 type reasonError struct {
 	category error
+	code     Reason
 	reason   string
 }
 
 func (e *reasonError) Error() string { return e.reason }
 func (e *reasonError) Unwrap() error { return e.category }
 
+// Unauthenticated returns an error wrapping ErrUnauthenticated whose message is the reason, for
+// refusals made outside this package.
+func Unauthenticated(code Reason, format string, args ...any) error {
+	return unauthenticated(code, format, args...)
+}
+
 // unauthenticated returns an error wrapping ErrUnauthenticated whose message is the reason.
-func unauthenticated(format string, args ...any) error {
-	return &reasonError{category: ErrUnauthenticated, reason: fmt.Sprintf(format, args...)}
+func unauthenticated(code Reason, format string, args ...any) error {
+	return &reasonError{category: ErrUnauthenticated, code: code, reason: fmt.Sprintf(format, args...)}
 }
 
 // forbidden returns an error wrapping ErrForbidden whose message is the reason.

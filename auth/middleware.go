@@ -65,15 +65,20 @@ func (a *Authenticator) Authenticate(r *http.Request, partition string) (*Princi
 	}
 	ctx := r.Context()
 	if a.Revocations != nil && p.TokenID != "" {
-		revoked, err := a.Revocations.IsRevoked(ctx, partition, p.TokenID)
-		if err != nil {
-			return nil, fmt.Errorf("auth: check revocation: %w", err)
-		}
-		if revoked {
-			if p.Credential == CredentialCookie {
-				return nil, unauthenticated("cookie revoked")
+		for i, id := range append([]string{p.TokenID}, p.Lineage...) {
+			revoked, err := a.Revocations.IsRevoked(ctx, partition, id)
+			if err != nil {
+				return nil, fmt.Errorf("auth: check revocation: %w", err)
 			}
-			return nil, unauthenticated("token revoked")
+			switch {
+			case !revoked:
+			case i > 0:
+				return nil, unauthenticated(ReasonRevoked, "the credential this %s was made from was revoked", strings.ToLower(string(p.Credential)))
+			case p.Credential == CredentialCookie:
+				return nil, unauthenticated(ReasonRevoked, "cookie revoked")
+			default:
+				return nil, unauthenticated(ReasonRevoked, "token revoked")
+			}
 		}
 	}
 	if a.Accounts != nil {
@@ -96,7 +101,7 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 		scheme, token, _ := strings.Cut(strings.TrimSpace(h), " ")
 		token = strings.TrimSpace(token)
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return nil, unauthenticated(`the Authorization header must be "Bearer <token>"`)
+			return nil, unauthenticated(ReasonMalformed, `the Authorization header must be "Bearer <token>"`)
 		}
 		c, err := a.Tokens.Verify(token, partition)
 		if err != nil {
@@ -104,7 +109,7 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 		}
 		return &Principal{
 			UserIdentifier: c.Subject, Email: c.Email, OrganizationIdentifier: c.Organization,
-			Partition: c.Partition, Roles: c.Roles, TokenID: c.ID, Credential: CredentialBearer,
+			Partition: c.Partition, Roles: c.Roles, TokenID: c.ID, Lineage: lineage(c.Secret), Credential: CredentialBearer,
 		}, nil
 	}
 	if a.Cookies != nil {
@@ -118,16 +123,16 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 				return nil, err
 			}
 			if c.User == "" {
-				return nil, unauthenticated("malformed cookie: no user")
+				return nil, unauthenticated(ReasonMalformed, "malformed cookie: no user")
 			}
 			if c.Partition != partition {
-				return nil, unauthenticated("cookie of another partition (%s)", c.Partition)
+				return nil, unauthenticated(ReasonPartition, "cookie of another partition (%s)", c.Partition)
 			}
 			return &Principal{
 				UserIdentifier: c.User, Email: c.Email, OrganizationIdentifier: c.Organization,
-				Partition: c.Partition, Roles: c.Roles, TokenID: c.Identifier, Credential: CredentialCookie,
+				Partition: c.Partition, Roles: c.Roles, TokenID: c.Identifier, Lineage: c.Lineage(), Credential: CredentialCookie,
 			}, nil
 		}
 	}
-	return nil, unauthenticated(`no credential: send "Authorization: Bearer <token>"`)
+	return nil, unauthenticated(ReasonMissing, `no credential: send "Authorization: Bearer <token>"`)
 }

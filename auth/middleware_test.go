@@ -41,9 +41,23 @@ func TestAuthenticate(t *testing.T) {
 	otherCookie, _ := cookie("e02", time.Hour)
 	revokedCookie, revokedCookieID := cookie("e01", time.Hour)
 	tamperedCookie := &http.Cookie{Name: DefaultCookieName, Value: flip(goodCookie.Value, 20)}
+	// Credentials whose lineage is revoked: a token of a revoked secret, and cookies whose
+	// secret, first token or parent cookie is revoked (their own identifiers are not).
+	ofRevokedSecret, _, _ := tokens.Issue(Claims{Subject: "u1", Email: "a@example.com", Organization: "o1", Partition: "e01", Secret: "s-revoked"}, 3600)
+	ofGoodSecret, _, _ := tokens.Issue(Claims{Subject: "u1", Email: "a@example.com", Organization: "o1", Partition: "e01", Secret: "s-good"}, 3600)
+	lineageCookie := func(secret, token, parent string) *http.Cookie {
+		p := samplePayload()
+		p.Partition, p.Expiry, p.Secret, p.Token, p.Parent = "e01", t0.Add(time.Hour), secret, token, parent
+		s, _, err := cookies.Encode(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &http.Cookie{Name: DefaultCookieName, Value: s}
+	}
 	clk.Advance(2 * time.Minute) // short and shortCookie are now expired
 
-	store := &revocationStore{revoked: map[string]bool{"e01/" + revokedID: true, "e01/" + revokedCookieID: true}}
+	store := &revocationStore{revoked: map[string]bool{"e01/" + revokedID: true, "e01/" + revokedCookieID: true,
+		"e01/s-revoked": true, "e01/t-revoked": true, "e01/c-revoked": true}}
 	accounts := AccountsFunc(func(_ context.Context, partition, user, org string) (Account, error) {
 		switch user {
 		case "u1":
@@ -93,6 +107,14 @@ func TestAuthenticate(t *testing.T) {
 		{name: "cookie of another partition", cookie: otherCookie, partition: "e01", err: ErrUnauthenticated, msg: "cookie of another partition"},
 		{name: "cookie revoked", cookie: revokedCookie, partition: "e01", err: ErrUnauthenticated, msg: "cookie revoked"},
 		{name: "cookie tampered", cookie: tamperedCookie, partition: "e01", err: ErrUnauthenticated, msg: "cannot be decrypted"},
+		{name: "bearer of a revoked secret", header: "Bearer " + ofRevokedSecret, partition: "e01", err: ErrUnauthenticated, msg: "was made from was revoked"},
+		{name: "bearer of a good secret", header: "Bearer " + ofGoodSecret, partition: "e01",
+			want: &want{user: "u1", roles: []string{}, credential: CredentialBearer}},
+		{name: "cookie of a revoked secret", cookie: lineageCookie("s-revoked", "t-good", ""), partition: "e01", err: ErrUnauthenticated, msg: "was made from was revoked"},
+		{name: "cookie of a revoked token", cookie: lineageCookie("s-good", "t-revoked", ""), partition: "e01", err: ErrUnauthenticated, msg: "was made from was revoked"},
+		{name: "cookie of a revoked cookie", cookie: lineageCookie("s-good", "t-good", "c-revoked"), partition: "e01", err: ErrUnauthenticated, msg: "was made from was revoked"},
+		{name: "cookie of a good lineage", cookie: lineageCookie("s-good", "t-good", "c-good"), partition: "e01",
+			want: &want{user: "u1", roles: []string{"staff"}, credential: CredentialCookie}},
 		{name: "cookie of another name", cookie: &http.Cookie{Name: "other", Value: goodCookie.Value}, partition: "e01",
 			err: ErrUnauthenticated, msg: "no credential"},
 		{name: "custom cookie name", auth: &Authenticator{Tokens: tokens, Cookies: cookies, CookieName: "sid"},
@@ -140,7 +162,7 @@ func TestAuthenticate(t *testing.T) {
 			}
 			w := tt.want
 			if p.UserIdentifier != w.user || !slices.Equal(p.Roles, w.roles) || p.Operator != w.operator ||
-				p.Credential != w.credential || p.TokenID != w.tokenID || p.Partition != "e01" ||
+				p.Credential != w.credential || (w.tokenID != "" && p.TokenID != w.tokenID) || p.Partition != "e01" ||
 				p.OrganizationIdentifier != "o1" || p.Email != "a@example.com" {
 				t.Fatalf("principal %+v; want %+v", p, w)
 			}

@@ -19,6 +19,10 @@ type Principal struct {
 	// TokenID is the id by which the presented credential can be revoked: the jti of a bearer
 	// token or the Identifier of a session cookie ("" for other credentials).
 	TokenID string
+	// Lineage are the identifiers whose revocation also ends the credential: the client
+	// secret a token was generated with; for a cookie, that secret, the token it descends
+	// from and the cookie it was made from.
+	Lineage []string
 	// Credential is how the caller authenticated; "" for principals not made by an
 	// Authenticator.
 	Credential Credential

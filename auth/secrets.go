@@ -89,11 +89,11 @@ func NewSecretRecord(partition, userID, organizationID string, now time.Time, li
 func Check(record *SecretRecord, now time.Time) error {
 	switch {
 	case record == nil:
-		return unauthenticated("unknown secret")
+		return unauthenticated(ReasonUnknown, "unknown secret")
 	case record.Revoked != nil:
-		return unauthenticated("the secret was revoked on %s", formatTime(*record.Revoked))
+		return unauthenticated(ReasonRevoked, "the secret was revoked on %s", formatTime(*record.Revoked))
 	case !now.Before(record.Expires):
-		return unauthenticated("the secret expired on %s", formatTime(record.Expires))
+		return unauthenticated(ReasonExpired, "the secret expired on %s", formatTime(record.Expires))
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ type Secrets interface {
 // it is (a 500).
 func CheckSecret(ctx context.Context, secrets Secrets, partition, secret string, now time.Time) (*SecretRecord, error) {
 	if secret == "" {
-		return nil, unauthenticated("no secret")
+		return nil, unauthenticated(ReasonMissing, "no secret")
 	}
 	rec, err := secrets.SecretByHash(ctx, partition, HashSecret(secret))
 	if err != nil {

@@ -71,6 +71,9 @@ type Claims struct {
 
 	// ID is the token's jti, a UUIDv7, by which it can be revoked.
 	ID string
+	// Secret is the identifier of the client secret the token was generated with
+	// (secret_id), so that revoking the secret ends the token on every process.
+	Secret string
 	// Audience and Issuer are the aud and iss claims.
 	Audience, Issuer string
 	// IssuedAt and NotBefore are ClockSkew before the moment of issue; Expires is the lifetime
@@ -87,6 +90,7 @@ type wireClaims struct {
 	Roles        []string `json:"role"`
 	UserDebug    string   `json:"user_debug,omitempty"`
 	RoleDebug    string   `json:"role_debug,omitempty"`
+	Secret       string   `json:"secret_id,omitempty"`
 }
 
 // Issue signs a token for c valid for lifetime seconds (MinLifetime..MaxLifetime; otherwise an
@@ -131,7 +135,7 @@ func (t *Tokens) Issue(c Claims, lifetime int) (string, Claims, error) {
 			ExpiresAt: jwt.NewNumericDate(c.Expires),
 		},
 		Email: c.Email, Organization: c.Organization, Partition: c.Partition, Roles: c.Roles,
-		UserDebug: c.UserDebug, RoleDebug: c.RoleDebug,
+		UserDebug: c.UserDebug, RoleDebug: c.RoleDebug, Secret: c.Secret,
 	}
 	s, err := jwt.NewWithClaims(signingMethod, w).SignedString(t.key)
 	if err != nil {
@@ -149,7 +153,7 @@ func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 	now := t.clock()
 	if c, ok := t.verified.get(token, now); ok {
 		if c.Partition != partition {
-			return nil, unauthenticated("token of another partition (%s)", c.Partition)
+			return nil, unauthenticated(ReasonPartition, "token of another partition (%s)", c.Partition)
 		}
 		return &c, nil
 	}
@@ -159,10 +163,10 @@ func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 		return nil, t.refusal(err, tok, &w)
 	}
 	if w.Subject == "" || w.Partition == "" {
-		return nil, unauthenticated("malformed token: the sub and partition_slug claims are required")
+		return nil, unauthenticated(ReasonMalformed, "malformed token: the sub and partition_slug claims are required")
 	}
 	if w.Partition != partition {
-		return nil, unauthenticated("token of another partition (%s)", w.Partition)
+		return nil, unauthenticated(ReasonPartition, "token of another partition (%s)", w.Partition)
 	}
 	c := fromWire(&w)
 	t.verified.put(token, c, now)
@@ -194,25 +198,25 @@ func (t *Tokens) keyFunc(tok *jwt.Token) (any, error) {
 func (t *Tokens) refusal(err error, tok *jwt.Token, w *wireClaims) error {
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
-		return unauthenticated("malformed token")
+		return unauthenticated(ReasonMalformed, "malformed token")
 	case errors.Is(err, jwt.ErrTokenUnverifiable), errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		if tok != nil && (tok.Method == nil || tok.Method.Alg() != signingMethod.Alg()) {
-			return unauthenticated("token signing algorithm %v is not accepted; only %s is",
+			return unauthenticated(ReasonSignature, "token signing algorithm %v is not accepted; only %s is",
 				tok.Header["alg"], signingMethod.Alg())
 		}
-		return unauthenticated("token signature is invalid")
+		return unauthenticated(ReasonSignature, "token signature is invalid")
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return unauthenticated("token is for another audience")
+		return unauthenticated(ReasonClaims, "token is for another audience")
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return unauthenticated("token is from another issuer")
+		return unauthenticated(ReasonClaims, "token is from another issuer")
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return unauthenticated("token expired on %s", formatTime(w.ExpiresAt.Time))
+		return unauthenticated(ReasonExpired, "token expired on %s", formatTime(w.ExpiresAt.Time))
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return unauthenticated("token is not valid yet")
+		return unauthenticated(ReasonClaims, "token is not valid yet")
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return unauthenticated("malformed token: %v", err)
+		return unauthenticated(ReasonMalformed, "malformed token: %v", err)
 	}
-	return unauthenticated("invalid token: %v", err)
+	return unauthenticated(ReasonMalformed, "invalid token: %v", err)
 }
 
 func fromWire(w *wireClaims) Claims {
@@ -220,7 +224,7 @@ func fromWire(w *wireClaims) Claims {
 		Subject: w.Subject, Email: w.Email, Organization: w.Organization, Partition: w.Partition,
 		Roles: w.Roles, UserDebug: w.UserDebug, RoleDebug: w.RoleDebug,
 		Debug: w.UserDebug != "" || w.RoleDebug != "",
-		ID:    w.ID, Issuer: w.Issuer,
+		ID:    w.ID, Issuer: w.Issuer, Secret: w.Secret,
 	}
 	if len(w.Audience) > 0 {
 		c.Audience = w.Audience[0]

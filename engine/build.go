@@ -16,7 +16,7 @@ func col(table, column string) clause.Column { return clause.Column{Table: table
 
 // from starts a query on the resource's partition-qualified table, aliased t.
 func (s *Store) from(ctx context.Context, r *Resource) *gorm.DB {
-	return s.db.WithContext(ctx).Table(s.Table(r) + " AS " + alias)
+	return s.db.WithContext(s.detach(ctx)).Table(s.Table(r) + " AS " + alias)
 }
 
 // selectExpr renders the projection: stored columns and correlated subqueries for computed

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 )
 
 // RowError is one problem of one row of a bulk load, with the row's 0-based index.
@@ -48,9 +47,6 @@ func (r *Resource) DecodeRow(header, cells []string) (Record, []bool, error) {
 			continue
 		}
 		v, err := f.ParseText(cells[i])
-		if err == nil && f.Type == TypeString && len([]rune(cells[i])) > f.MaxLen {
-			err = fmt.Errorf("is longer than %d characters", f.MaxLen)
-		}
 		if err != nil {
 			verr.Add(name, fmt.Sprintf("%s %v", name, err))
 			continue
@@ -98,21 +94,38 @@ func (e *BulkError) add(row int, err error) {
 	e.Rows = append(e.Rows, RowError{Row: row, Msg: err.Error()})
 }
 
-// InsertAll validates every record, then inserts them all in one transaction, in batches.
-// Any invalid record or failed insert writes nothing; problems carry the row index.
+// InsertAll checks every record (CheckAll), then inserts them all in one transaction, in
+// batches. Any problem or failed insert writes nothing; problems carry the row index.
 func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string) error {
-	bulk := &BulkError{}
-	rows := make([]map[string]any, 0, len(recs))
-	for i, rec := range recs {
-		if err := s.prepareNew(r, rec, presents[i], org); err != nil {
-			bulk.add(i, err)
-			continue
-		}
-		rows = append(rows, columnsOf(r, rec))
+	return s.InsertAllProgress(ctx, r, recs, presents, org, nil)
+}
+
+// InsertAllProgress is InsertAll that calls progress, when not nil, with the number of records
+// written after each batch. The write check that ctx carries for r (WithWriteCheck) runs on
+// every record before anything is written; its refusal is returned as it is.
+func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string, progress func(written int)) error {
+	bulk, err := s.CheckAll(ctx, r, recs, presents, org)
+	if err != nil {
+		return fmt.Errorf("engine: load %s: %w", r.Name, err)
 	}
-	if len(bulk.Rows) > 0 {
-		sort.SliceStable(bulk.Rows, func(i, j int) bool { return bulk.Rows[i].Row < bulk.Rows[j].Row })
+	if bulk != nil {
 		return fmt.Errorf("engine: load %s: %w", r.Name, bulk)
+	}
+	if check := writeCheck(ctx, r); check != nil {
+		for i, rec := range recs {
+			if rec == nil {
+				continue
+			}
+			if err := check(ctx, s, r, nil, rec); err != nil {
+				return fmt.Errorf("engine: load %s: row %d: %w", r.Name, i, err)
+			}
+		}
+	}
+	rows := make([]map[string]any, 0, len(recs))
+	for _, rec := range recs {
+		if rec != nil {
+			rows = append(rows, columnsOf(r, rec))
+		}
 	}
 	if len(rows) == 0 {
 		return nil
@@ -123,11 +136,18 @@ func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, prese
 	if s.dialect == SQLite {
 		batch = max(1, 2000/len(r.Fields))
 	}
-	err := s.Transaction(ctx, func(tx *Store) error {
+	err = s.Transaction(ctx, func(tx *Store) error {
 		for start := 0; start < len(rows); start += batch {
 			end := min(start+batch, len(rows))
-			if err := tx.db.Table(tx.TableName(r)).Create(rows[start:end]).Error; err != nil {
-				return translate(r, err)
+			res := tx.db.Table(tx.TableName(r)).Clauses(onKeyConflict(r)).Create(rows[start:end])
+			if res.Error != nil {
+				return translate(r, res.Error)
+			}
+			if res.RowsAffected < int64(end-start) {
+				return conflict(r, r.Key) // a stored record has the key of one of these
+			}
+			if progress != nil {
+				progress(end)
 			}
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,11 +16,30 @@ import (
 // instant order and range filters use the index) followed by the original offset.
 type DateTime struct{ time.Time }
 
-// ErrDateTime describes the accepted form; parse errors wrap it.
+// ErrDateTime describes the accepted form; every error of ParseDateTime is one (errors.Is).
 var ErrDateTime = errors.New("expected yyyy-MM-ddTHH:mm:ss[.fffffff] followed by Z or ±HH:mm")
 
+// The instants a DateTime may hold (decisions §4), those of .NET's DateTimeOffset: a value
+// written in an offset must still fall in years 1 to 9999 in UTC, so that its stored form (the
+// UTC instant first) is the fixed width that sorts and compares as text.
+var (
+	MinInstant = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxInstant = time.Date(9999, 12, 31, 23, 59, 59, 999_999_900, time.UTC)
+)
+
+// rangeError is a well-formed datetime whose instant lies outside MinInstant … MaxInstant.
+type rangeError struct{ value string }
+
+func (e rangeError) Error() string {
+	return fmt.Sprintf("%q lies outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.9999999Z once its offset is applied", e.value)
+}
+
+func (e rangeError) Is(target error) bool { return target == ErrDateTime }
+
 // ParseDateTime reads the send format of api.md: `yyyy-MM-ddTHH:mm:ss`, an optional fraction of
-// 1 to 7 digits, and a mandatory offset `Z` or `±HH:mm`.
+// 1 to 7 digits, and a mandatory offset `Z` or `±HH:mm` (at most 14:00). It is the one datetime
+// parser of credo: bodies, query parameters, CSV loads, version 1 and platform/formats/time
+// read through it. The instant must lie within MinInstant … MaxInstant.
 func ParseDateTime(s string) (DateTime, error) {
 	bad := func() (DateTime, error) { return DateTime{}, fmt.Errorf("%q: %w", s, ErrDateTime) }
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
@@ -85,6 +105,9 @@ func ParseDateTime(s string) (DateTime, error) {
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, nanos, fixedZone(offset))
 	if t.Day() != day {
 		return bad()
+	}
+	if t.Before(MinInstant) || t.After(MaxInstant) {
+		return DateTime{}, rangeError{s}
 	}
 	return DateTime{t}, nil
 }
@@ -191,9 +214,21 @@ func (d DateTime) InstantKey() string { return d.Storage()[:28] }
 
 // ParseStorage reads the database form written by Storage. It reads the fixed-width digits
 // itself: time.Parse was a tenth of the CPU of listing records.
+//
+// Before ParseDateTime bounded instants, a value such as 9999-12-31T23:00:00-02:00 was stored
+// with the UTC year 10000 (35 characters) and 0001-01-01T00:30:00+01:00 with the year 0. Both are
+// read back as written, so that such a row never makes a read fail; their text sorts out of
+// instant order, and a write of the record (PUT, PATCH) is refused until the value is corrected.
 func ParseStorage(s string) (DateTime, error) {
 	malformed := func() (DateTime, error) {
 		return DateTime{}, fmt.Errorf("engine: stored datetime %q is malformed", s)
+	}
+	if len(s) == 35 && strings.HasPrefix(s, "10000-") {
+		d, err := ParseStorage("0000" + s[5:])
+		if err != nil {
+			return malformed()
+		}
+		return DateTime{d.AddDate(10000, 0, 0)}, nil // years 0 and 10000 are both leap years
 	}
 	if len(s) != 34 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
 		s[19] != '.' || s[27] != 'Z' || (s[28] != '+' && s[28] != '-') || s[31] != ':' {

@@ -153,3 +153,50 @@ func TestParseStorageRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDateTimeRange: a well-formed value whose instant falls outside years 1 to 9999 in
+// UTC is refused (decisions §4); the bounds themselves are accepted in any offset that keeps
+// them in range.
+func TestParseDateTimeRange(t *testing.T) {
+	for _, in := range []string{
+		"0001-01-01T00:00:00Z", "0001-01-01T00:00:00-01:00", "0001-01-01T14:00:00+14:00",
+		"9999-12-31T23:59:59.9999999Z", "9999-12-31T23:59:59.9999999+02:00", "9999-12-31T09:59:59-14:00",
+	} {
+		if _, err := ParseDateTime(in); err != nil {
+			t.Errorf("ParseDateTime(%q): %v", in, err)
+		}
+	}
+	for _, in := range []string{
+		"9999-12-31T23:00:00-02:00", "9999-12-31T10:00:00-14:00", "0001-01-01T00:30:00+01:00",
+		"0001-01-01T00:00:00.0000001+00:01", "0001-01-01T13:59:59.9999999+14:00",
+	} {
+		_, err := ParseDateTime(in)
+		if !errors.Is(err, ErrDateTime) || !strings.Contains(fmt.Sprint(err), "outside") {
+			t.Errorf("ParseDateTime(%q) = %v, want an out-of-range ErrDateTime", in, err)
+		}
+	}
+}
+
+// TestParseStorageReadsOutOfRangeRows: rows written before ParseDateTime bounded instants hold
+// the UTC year 0 or 10000; they read back exactly as they were written, never as an error.
+func TestParseStorageReadsOutOfRangeRows(t *testing.T) {
+	for _, in := range []string{"9999-12-31T23:00:00-02:00", "9999-12-31T10:00:00.1234567-14:00", "0001-01-01T00:30:00+01:00"} {
+		tm, err := time.Parse("2006-01-02T15:04:05.9999999-07:00", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := DateTime{tm}.Storage() // what the write path stored before the fix
+		back, err := ParseStorage(stored)
+		if err != nil {
+			t.Fatalf("ParseStorage(%q) of %s: %v", stored, in, err)
+		}
+		if back.String() != in || !back.Equal(tm) {
+			t.Errorf("ParseStorage(%q) = %s, want %s", stored, back, in)
+		}
+	}
+	for _, s := range []string{"10001-01-01T00:00:00.0000000Z+00:00", "10000-13-01T00:00:00.0000000Z+00:00"} {
+		if d, err := ParseStorage(s); err == nil {
+			t.Errorf("ParseStorage(%q) accepted: %v", s, d.Time)
+		}
+	}
+}

@@ -37,6 +37,12 @@ type Descriptor struct {
 	MaxTake int `yaml:"maxTake"`
 	// Hooks name hand-written Go behaviour registered in the engine.
 	Hooks HookSpec `yaml:"hooks"`
+	// Credentials marks a table of credentials or their state (signing keys, client secrets,
+	// issued and revoked tokens): only credo itself writes it, and `credo load` refuses it.
+	Credentials bool `yaml:"credentials"`
+	// Content names a table holding a byte stream per record (a file), in chunks keyed by the
+	// record's key: written before the record exists, deleted with it. Internal tables only.
+	Content string `yaml:"content"`
 }
 
 // FieldSpec is one stored member.
@@ -63,6 +69,17 @@ type FieldSpec struct {
 	// ReadOnly members are output only: a body may carry them but its value is ignored
 	// (a hook derives them).
 	ReadOnly bool `yaml:"readOnly"`
+	// References names another descriptor whose (single) key the member's non-null values
+	// must name. `credo load` checks it, against the partition and the file; the API does not,
+	// as the original platform did not.
+	References string `yaml:"references"`
+	// WriteOnly members are input only: create, update and load accept them, but no response,
+	// format or projection returns them, and they are neither filters nor sort fields
+	// (passwords, password hashes, one-time codes).
+	WriteOnly bool `yaml:"writeOnly"`
+	// Hash stores a write-only string member only as a slow salted hash of the value given:
+	// `argon2id` (a PHC string). The plain value is never stored.
+	Hash string `yaml:"hash"`
 }
 
 // ComputedSpec is a member derived in SQL when read; exactly one of Lookup and Count is set.
@@ -112,4 +129,7 @@ type HookSpec struct {
 	BeforeWrite []string `yaml:"beforeWrite"`
 	// AfterDelete hooks run in the delete's transaction with the deleted record.
 	AfterDelete []string `yaml:"afterDelete"`
+	// Authorize names write checks that the server's authorizer supplies (not the engine):
+	// each decides, in the write's transaction, whether the caller may make the change.
+	Authorize []string `yaml:"authorize"`
 }

@@ -30,9 +30,14 @@ func TestDescriptorErrors(t *testing.T) {
 		{file: "unknown-hook.yaml", line: 11, want: `unknown beforeWrite hook "widget-title"`},
 		{file: "sort-unknown-field.yaml", line: 10, want: `unknown sort field "WidgetName"`},
 		{file: "lookup-unknown-descriptor.yaml", line: 14, want: `unknown descriptor "Gadget"`},
+		{file: "references-unknown-descriptor.yaml", line: 9, want: `references: unknown descriptor "Gadget"`},
+		{file: "references-wrong-type.yaml", line: 9, want: "ParentCode references Widget, which must have a single key field of type string"},
 		// The engine reports the first occurrence of the name (line 9), not the second
 		// declaration (line 11); see the note on findLine in docs/descriptors.md.
 		{file: "duplicate-field.yaml", line: 9, want: "field WidgetTitle is declared twice"},
+		{file: "writeonly-filter.yaml", line: 10, want: "field WidgetSecret is writeOnly and cannot be a filter"},
+		{file: "hash-not-writeonly.yaml", line: 10, want: "field WidgetPin: hash needs writeOnly: true"},
+		{file: "sort-writeonly.yaml", line: 9, want: "WidgetSecret is write-only and cannot be sorted on"},
 	}
 	files, err := filepath.Glob("../testdata/descriptors/invalid/*.yaml")
 	if err != nil {

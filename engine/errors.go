@@ -1,12 +1,18 @@
 package engine
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 )
 
 // Error categories. Every error the engine returns wraps one of them or is a bug (500);
@@ -18,7 +24,8 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrConflict: the record would break a key or unique constraint.
 	ErrConflict = errors.New("conflict")
-	// ErrUnavailable: the database cannot be reached.
+	// ErrUnavailable: the database cannot serve the request now — it cannot be reached, did
+	// not answer within the store's timeout, or refuses connections; a retry may succeed.
 	ErrUnavailable = errors.New("unavailable")
 )
 
@@ -92,20 +99,32 @@ func (e *ValidationError) Is(target error) bool {
 	return target == ErrInvalid
 }
 
+// Translate maps an error that a module got from a Store's DB handle to its category, as the
+// store's verbs do: the one place that knows the drivers' error shapes. An error it does not
+// recognise is returned as it is.
+func Translate(err error) error { return translate(nil, err) }
+
 // translate turns a driver error into a category; it is the only place that knows the
-// drivers' error shapes. r names the resource for unique-constraint messages.
+// drivers' error shapes. r names the resource for unique-constraint messages (nil: none).
 func translate(r *Resource, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
+		errors.Is(err, ErrUnavailable) {
+		return err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "23505":
+		switch {
+		case pgErr.Code == "23505":
 			return conflict(r, constraintFields(r, pgErr.ConstraintName, ""))
-		case "22P02", "22007", "22008", "22003":
+		case pgErr.Code == "22P02", pgErr.Code == "22007", pgErr.Code == "22008", pgErr.Code == "22003":
 			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
-		case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004":
+		case pgErr.Code == "22021", pgErr.Code == "22P05":
+			// Invalid UTF-8 or U+0000 in a value: every edge refuses them naming the member
+			// (CheckText); should a path miss that check, the client still gets a 400.
+			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
+		case refused(err), strings.HasPrefix(pgErr.Code, "08"),
+			pgErr.Code == "57014", // query_canceled: statement_timeout, or a statement's deadline
+			pgErr.Code == "55P03": // lock_not_available: lock_timeout
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		return err
@@ -115,13 +134,32 @@ func translate(r *Resource, err error) error {
 		return conflict(r, constraintFields(r, "", msg[i+len("UNIQUE constraint failed: "):]))
 	}
 	if strings.Contains(msg, "constraint failed: PRIMARY KEY") {
-		return conflict(r, r.Key)
+		var key []*Field
+		if r != nil {
+			key = r.Key
+		}
+		return conflict(r, key)
 	}
 	var ce interface{ Timeout() bool }
-	if errors.As(err, &ce) || strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") {
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.As(err, &connErr) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, puddle.ErrClosedPool) ||
+		strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") ||
+		strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	if lostConnection(err) {
+		return fmt.Errorf("%w: the connection to the database was lost: %v", ErrUnavailable, err)
+	}
 	return err
+}
+
+// lostConnection reports whether err is a connection the database closed or lost
+// mid-conversation (a server stopped, a network cut): the socket's error (not a timeout),
+// pgx's io.ErrUnexpectedEOF for a stream that ended, or pgconn.ErrConnClosed afterwards.
+func lostConnection(err error) bool {
+	var netErr *net.OpError
+	return errors.As(err, &netErr) && !netErr.Timeout() || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, pgconn.ErrConnClosed)
 }
 
 // constraintFields finds the fields of a violated unique constraint, from PostgreSQL's

@@ -112,6 +112,13 @@ var apiRecords = map[string][]string{
 // apiOutputOnly are members of a record's output that are not stored (api.md: RoleSlug).
 var apiOutputOnly = map[string][]string{"Permission": {"RoleSlug string?"}}
 
+// writeOnlyFields are the secret-bearing members that decisions §7 makes write-only: stored,
+// never output, filtered or sorted; hashedFields of them are stored only as argon2id hashes.
+var (
+	writeOnlyFields = map[string][]string{"User": {"DefaultPassword", "MultiFactorAuthenticationCode", "OldUserPasswordHash", "UserPasswordHash"}}
+	hashedFields    = map[string][]string{"User": {"DefaultPassword", "MultiFactorAuthenticationCode"}}
+)
+
 // containsFields are the string fields matched by case-insensitive substring (decisions §5:
 // titles, names, descriptions); every other string field matches exactly.
 var containsFields = map[string][]string{
@@ -134,7 +141,6 @@ var requiredFields = map[string][]string{
 	"MembershipDeletion": {"GroupIdentifier", "MembershipIdentifier", "OrganizationIdentifier", "UserIdentifier"},
 	"MembershipReason":   {"MembershipIdentifier"},
 	"Person":             {"UserIdentifier", "OrganizationIdentifier"},
-	"PersonField":        {"UserIdentifier"},
 	"Gradebook":          {"OrganizationIdentifier"},
 	"Achievement":        {"OrganizationIdentifier"},
 }
@@ -217,11 +223,21 @@ func checkRecord(t *testing.T, r *engine.Resource) {
 	for _, f := range r.Output {
 		gotOut = append(gotOut, memberSig(f))
 	}
-	if wantOut := slices.Concat(want, apiOutputOnly[r.Name]); !sameSlice(gotOut, wantOut) {
-		t.Errorf("output differs from api.md: %s", sliceDiff(gotOut, wantOut))
+	wantOut := slices.DeleteFunc(slices.Clone(want), func(sig string) bool {
+		name, _, _ := strings.Cut(sig, " ")
+		return slices.Contains(writeOnlyFields[r.Name], name)
+	})
+	if wantOut = slices.Concat(wantOut, apiOutputOnly[r.Name]); !sameSlice(gotOut, wantOut) {
+		t.Errorf("output differs from api.md and decisions §7: %s", sliceDiff(gotOut, wantOut))
 	}
-	var contains, required []string
+	var contains, required, writeOnly, hashed []string
 	for _, f := range r.Fields {
+		if f.WriteOnly {
+			writeOnly = append(writeOnly, f.Name)
+		}
+		if f.Hash == engine.HashArgon2id {
+			hashed = append(hashed, f.Name)
+		}
 		if f.Match == engine.MatchContains {
 			contains = append(contains, f.Name)
 		}
@@ -237,6 +253,9 @@ func checkRecord(t *testing.T, r *engine.Resource) {
 	}
 	if !sameSlice(required, requiredFields[r.Name]) {
 		t.Errorf("required fields %v, want %v", required, requiredFields[r.Name])
+	}
+	if !sameSlice(writeOnly, writeOnlyFields[r.Name]) || !sameSlice(hashed, hashedFields[r.Name]) {
+		t.Errorf("write-only fields %v hashed %v, want %v and %v", writeOnly, hashed, writeOnlyFields[r.Name], hashedFields[r.Name])
 	}
 }
 
@@ -267,6 +286,8 @@ func TestGroupFilters(t *testing.T) {
 				want = allBut(r, "EmployeeType")
 			case "security/permissions":
 				want = allBut(r) // RoleSlug is computed, so never a per-field filter
+			case "security/users":
+				want = allBut(r, writeOnlyFields["User"]...) // decisions §7: never filters
 			default:
 				want = allBut(r)
 			}

@@ -156,6 +156,7 @@ var (
 	identRe    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	nameRe     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	pathRe     = regexp.MustCompile(`^[a-z]+(/[a-z][a-z-]*)+$`)
+	hookNameRe = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 )
 
 func compile(docs []*parsed) (*Registry, error) {
@@ -180,6 +181,12 @@ func compile(docs []*parsed) (*Registry, error) {
 			return nil, p.errAt(r.Table, "table %s is also used by %s", r.Table, other)
 		}
 		tables[r.Table] = p.file
+		if r.Content != "" {
+			if other, dup := tables[r.Content]; dup {
+				return nil, p.errAt(r.Content, "content table %s is also used by %s", r.Content, other)
+			}
+			tables[r.Content] = p.file
+		}
 		g.byName[r.Name] = r
 		g.resources = append(g.resources, r)
 	}
@@ -194,7 +201,7 @@ func compile(docs []*parsed) (*Registry, error) {
 
 func compileFields(p *parsed) (*Resource, error) {
 	d := p.d
-	r := &Resource{Name: d.Name, Path: d.Path, Table: d.Table, Summary: d.Summary, File: p.file,
+	r := &Resource{Name: d.Name, Path: d.Path, Table: d.Table, Summary: d.Summary, File: p.file, Credentials: d.Credentials,
 		ops: map[Op]bool{}, byName: map[string]*Field{}, filterByKey: map[string]*Filter{}}
 	switch {
 	case !nameRe.MatchString(d.Name):
@@ -213,11 +220,20 @@ func compileFields(p *parsed) (*Resource, error) {
 	if r.MaxTake == 0 {
 		r.MaxTake = MaxTake
 	}
+	if d.Content != "" {
+		switch {
+		case !identRe.MatchString(d.Content):
+			return nil, p.errAt(d.Content, "content %q must be a lower-case SQL identifier", d.Content)
+		case d.Path != "":
+			return nil, p.errAt(d.Content, "content is for internal tables only (no path): no operation serves it")
+		}
+		r.Content = d.Content
+	}
 	columns := map[string]string{}
 	for _, fs := range d.Fields {
 		f := &Field{Name: fs.Name, Column: fs.Column, Type: Type(fs.Type), Nullable: fs.Nullable,
-			Required: fs.Required, ReadOnly: fs.ReadOnly, Default: fs.Default, Validate: fs.Validate,
-			MaxLen: fs.MaxLength, Output: true}
+			Required: fs.Required, ReadOnly: fs.ReadOnly, WriteOnly: fs.WriteOnly, Hash: Hash(fs.Hash),
+			Default: fs.Default, Validate: fs.Validate, MaxLen: fs.MaxLength, Output: !fs.WriteOnly}
 		if !nameRe.MatchString(f.Name) {
 			return nil, p.errAt(f.Name, "field name %q must be PascalCase", f.Name)
 		}
@@ -264,10 +280,16 @@ func compileFields(p *parsed) (*Resource, error) {
 				return nil, p.errAt(f.Validate, "field %s: validate %q: %v", f.Name, f.Validate, err)
 			}
 		}
+		if err := checkWriteOnly(p, f, fs); err != nil {
+			return nil, err
+		}
 		f.Index = len(r.Members)
 		r.Members = append(r.Members, f)
 		r.Fields = append(r.Fields, f)
 		r.byName[f.Name] = f
+		if f.Hash != "" {
+			r.hashed = append(r.hashed, f)
+		}
 	}
 	for _, k := range d.Key {
 		f, ok := r.byName[k]
@@ -280,11 +302,19 @@ func compileFields(p *parsed) (*Resource, error) {
 		if f.Nullable {
 			return nil, p.errAt(k, "key %s cannot be nullable", k)
 		}
+		if f.WriteOnly {
+			return nil, p.errAt(k, "key %s cannot be writeOnly", k)
+		}
 		f.Key = true
 		r.Key = append(r.Key, f)
 	}
 	if len(r.Key) == 0 {
 		return nil, p.errAt("key", "a descriptor needs a key")
+	}
+	for _, k := range r.Key {
+		if r.Content != "" && contentColumns[k.Column] {
+			return nil, p.errAt(k.Name, "key %s: column %s is taken by the content table", k.Name, k.Column)
+		}
 	}
 	for _, o := range d.Operations {
 		op := Op(o)
@@ -305,6 +335,38 @@ func compileFields(p *parsed) (*Resource, error) {
 		return nil, p.errAt(r.Path, "a descriptor with a path needs operations")
 	}
 	return r, nil
+}
+
+// checkWriteOnly checks the writeOnly and hash keys of a field. A hashed member is a
+// write-only string; it takes no validate tag (a merge patch would validate the stored hash)
+// and no default (a default would be stored unhashed).
+func checkWriteOnly(p *parsed, f *Field, fs FieldSpec) error {
+	switch {
+	case f.WriteOnly && f.ReadOnly:
+		return p.errAt(f.Name, "field %s cannot be both readOnly and writeOnly", f.Name)
+	case f.WriteOnly && fs.Filter != nil && *fs.Filter:
+		return p.errAt(f.Name, "field %s is writeOnly and cannot be a filter", f.Name)
+	case f.Hash == "":
+		return nil
+	case f.Hash != HashArgon2id:
+		return p.errAt(fs.Hash, "field %s: unknown hash %q (argon2id)", f.Name, fs.Hash)
+	case !f.WriteOnly:
+		return p.errAt(f.Name, "field %s: hash needs writeOnly: true", f.Name)
+	case f.Type != TypeString:
+		return p.errAt(f.Name, "field %s: hash applies to string fields only", f.Name)
+	case f.Validate != "" || f.Default != "":
+		return p.errAt(f.Name, "field %s: a hashed field takes no validate or default", f.Name)
+	}
+	return nil
+}
+
+// refuseWriteOnly reports a descriptor key (what) that names a write-only member: its value
+// would leak through that use (a filter, sort, search member, index or lookup is an oracle).
+func refuseWriteOnly(p *parsed, f *Field, what string) error {
+	if f != nil && f.WriteOnly {
+		return p.errAt(f.Name, "%s: %s is writeOnly", what, f.Name)
+	}
+	return nil
 }
 
 func checkType(p *parsed, name, t string) error {
@@ -335,6 +397,9 @@ func link(p *parsed, r *Resource, g *Registry, l *LinkSpec, needField bool) (*Co
 		if c.Field, ok = from.byName[l.Field]; !ok {
 			return nil, p.errAt(l.Field, "field %q is not a field of %s", l.Field, from.Name)
 		}
+		if err := refuseWriteOnly(p, c.Field, "link field"); err != nil {
+			return nil, err
+		}
 	} else if l.Field != "" {
 		return nil, p.errAt(l.Field, "a count takes no field")
 	}
@@ -343,6 +408,20 @@ func link(p *parsed, r *Resource, g *Registry, l *LinkSpec, needField bool) (*Co
 
 func compileRest(p *parsed, r *Resource, g *Registry) error {
 	d := p.d
+	for _, fs := range d.Fields {
+		if fs.References == "" {
+			continue
+		}
+		to, ok := g.byName[fs.References]
+		if !ok {
+			return p.errAt(fs.References, "references: unknown descriptor %q", fs.References)
+		}
+		f := r.byName[fs.Name]
+		if len(to.Key) != 1 || to.Key[0].Type != f.Type {
+			return p.errAt(fs.Name, "%s references %s, which must have a single key field of type %s", f.Name, to.Name, f.Type)
+		}
+		f.References = to
+	}
 	for _, cs := range d.Computed {
 		if !nameRe.MatchString(cs.Name) {
 			return p.errAt(cs.Name, "computed name %q must be PascalCase", cs.Name)
@@ -394,7 +473,7 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 			}
 			continue
 		}
-		if fs.Filter != nil && !*fs.Filter {
+		if fs.Filter != nil && !*fs.Filter || f.WriteOnly {
 			continue
 		}
 		if err := r.addFilter(p, &Filter{Param: f.Name, Field: f, Op: f.Match}); err != nil {
@@ -405,6 +484,9 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 		f, ok := r.byName[fs.Field]
 		if !ok {
 			return p.errAt(fs.Field, "filter %s: %q is not a member", fs.Name, fs.Field)
+		}
+		if err := refuseWriteOnly(p, f, "filter "+fs.Name); err != nil {
+			return err
 		}
 		op := MatchOp(fs.Op)
 		switch op {
@@ -443,12 +525,15 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 		if !ok {
 			return p.errAt(name, "search member %q is not a member", name)
 		}
+		if err := refuseWriteOnly(p, f, "search"); err != nil {
+			return err
+		}
 		r.SearchFields = append(r.SearchFields, f)
 	}
 	for _, s := range d.Scope {
 		f, ok := r.byName[s.Field]
-		if !ok || !f.Stored() || f.Type != TypeUUID {
-			return p.errAt(s.Field, "scope field %q is not a stored uuid field", s.Field)
+		if !ok || !f.Stored() || f.Type != TypeUUID || f.WriteOnly {
+			return p.errAt(s.Field, "scope field %q is not a stored uuid field that is output", s.Field)
 		}
 		sc := Scope{Field: f}
 		if s.Via != nil {
@@ -476,6 +561,12 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 			return p.errAt(name, "unknown beforeWrite hook %q (%s)", name, hookNames(beforeWriteHooks))
 		}
 		r.beforeWrite = append(r.beforeWrite, h)
+	}
+	for _, name := range d.Hooks.Authorize {
+		if !hookNameRe.MatchString(name) {
+			return p.errAt(name, "authorize check %q must be lower-case words joined by hyphens", name)
+		}
+		r.Authorize = append(r.Authorize, name)
 	}
 	for _, name := range d.Hooks.AfterDelete {
 		h, ok := afterDeleteHooks[name]
@@ -511,6 +602,9 @@ func fieldLists(p *parsed, r *Resource, lists [][]string, what string) ([][]*Fie
 			if !ok || !f.Stored() {
 				return nil, p.errAt(name, "%s: %q is not a stored field", what, name)
 			}
+			if err := refuseWriteOnly(p, f, what); err != nil {
+				return nil, err
+			}
 			fs = append(fs, f)
 		}
 		out = append(out, fs)
@@ -527,6 +621,9 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 			return nil, fmt.Errorf("%q is not `Field` or `Field asc|desc`", t)
 		}
 		f, ok := r.byName[parts[0]]
+		if ok && f.WriteOnly {
+			return nil, fmt.Errorf("%s is write-only and cannot be sorted on", parts[0])
+		}
 		if !ok || !f.Stored() {
 			return nil, fmt.Errorf("unknown sort field %q", parts[0])
 		}

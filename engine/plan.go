@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Plans: the hot reads (get, exists, count, list) and single inserts build their SQL with
@@ -106,11 +107,15 @@ type rowSet interface {
 	Close() error
 }
 
-// pgxRowSet gives pgx.Rows the Close of database/sql.
-type pgxRowSet struct{ pgx.Rows }
+// pgxRowSet gives pgx.Rows the Close of database/sql, which also ends the statement's deadline.
+type pgxRowSet struct {
+	pgx.Rows
+	cancel context.CancelFunc
+}
 
 func (r pgxRowSet) Close() error {
 	r.Rows.Close()
+	r.cancel()
 	return r.Rows.Err()
 }
 
@@ -119,17 +124,20 @@ func (r pgxRowSet) Close() error {
 // pool caches the prepared statement by its text per connection.
 func (s *Store) queryPlan(ctx context.Context, p *plan, values []any) (rowSet, error) {
 	if s.pool != nil {
+		ctx, cancel := s.statement(ctx)
 		rows, err := s.pool.Query(ctx, p.sql, p.args(values)...)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
-		return pgxRowSet{rows}, nil
+		return pgxRowSet{Rows: rows, cancel: cancel}, nil
 	}
 	return s.db.Statement.ConnPool.QueryContext(ctx, p.sql, p.args(values)...)
 }
 
 // query runs a read: through its plan when the shape has one, else through GORM.
 func (s *Store) query(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (rowSet, error) {
+	ctx = s.detach(ctx)
 	if key != "" {
 		if p := s.planned(key, len(values), build, findAll); p != nil {
 			return s.queryPlan(ctx, p, values)
@@ -141,9 +149,12 @@ func (s *Store) query(ctx context.Context, key string, values []any, build func(
 // count runs a count query like query.
 func (s *Store) count(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (int64, error) {
 	var n int64
+	ctx = s.detach(ctx)
 	if key != "" {
 		if p := s.planned(key, len(values), build, func(tx *gorm.DB) *gorm.DB { return tx.Count(&n) }); p != nil {
 			if s.pool != nil {
+				ctx, cancel := s.statement(ctx)
+				defer cancel()
 				err := s.pool.QueryRow(ctx, p.sql, p.args(values)...).Scan(&n)
 				return n, err
 			}
@@ -155,26 +166,62 @@ func (s *Store) count(ctx context.Context, key string, values []any, build func(
 	return n, err
 }
 
-// insertRow writes one prepared record through the insert plan of r.
+// insertRow writes one prepared record through the insert plan of r. A record whose key is
+// taken is a conflict naming the key, whatever unique constraint it also breaks (see
+// onKeyConflict).
 func (s *Store) insertRow(ctx context.Context, r *Resource, rec Record) error {
+	ctx = s.detach(ctx)
+	var n int64
 	if p := s.insertPlan(r); p != nil {
 		values := make([]any, len(r.Fields))
 		for i, f := range r.Fields {
 			values[i] = rec[f.Index]
 		}
 		if s.pool != nil {
-			_, err := s.pool.Exec(ctx, p.sql, p.args(values)...)
-			return err
+			ctx, cancel := s.statement(ctx)
+			defer cancel()
+			tag, err := s.pool.Exec(ctx, p.sql, p.args(values)...)
+			if err != nil {
+				return err
+			}
+			n = tag.RowsAffected()
+		} else {
+			res, err := s.db.Statement.ConnPool.ExecContext(ctx, p.sql, p.args(values)...)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil {
+				return err
+			}
 		}
-		_, err := s.db.Statement.ConnPool.ExecContext(ctx, p.sql, p.args(values)...)
-		return err
+	} else {
+		tx := s.db.WithContext(ctx).Table(s.TableName(r)).Clauses(onKeyConflict(r)).Create(columnsOf(r, rec))
+		if tx.Error != nil {
+			return tx.Error
+		}
+		n = tx.RowsAffected
 	}
-	return s.db.WithContext(ctx).Table(s.TableName(r)).Create(columnsOf(r, rec)).Error
+	if n == 0 {
+		return conflict(r, r.Key)
+	}
+	return nil
+}
+
+// onKeyConflict makes an insert whose key is taken insert nothing rather than fail. Both
+// databases then check the key before any other unique constraint, so a record that repeats
+// the key and a unique constraint at once is reported as the key's conflict on both (a failed
+// insert names whichever constraint the database checked first: SQLite and PostgreSQL differ).
+func onKeyConflict(r *Resource) clause.OnConflict {
+	cols := make([]clause.Column, len(r.Key))
+	for i, k := range r.Key {
+		cols[i] = clause.Column{Name: k.Column}
+	}
+	return clause.OnConflict{Columns: cols, DoNothing: true}
 }
 
 // insertPlan returns the plan of a single-row insert into r, taking r.Fields' values in order.
 func (s *Store) insertPlan(r *Resource) *plan {
-	build := func([]any) *gorm.DB { return s.db.Table(s.TableName(r)) }
+	build := func([]any) *gorm.DB { return s.db.Table(s.TableName(r)).Clauses(onKeyConflict(r)) }
 	create := func(tx *gorm.DB) *gorm.DB {
 		cols := make(map[string]any, len(r.Fields))
 		for i, f := range r.Fields {

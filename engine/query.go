@@ -49,12 +49,19 @@ const (
 	KindSearch
 )
 
-// commonParams are the parameters every count, list and search accepts besides the filters.
-var originParams = map[string]Type{
-	"Origin.When": TypeDateTime, "Origin.Organization": TypeUUID, "Origin.User": TypeUUID,
-	"Origin.Proxy": TypeUUID, "Origin.Description": TypeString, "Origin.Reason": TypeString,
-	"Origin.Source": TypeString,
-}
+// originParams are the Origin.* parameters every count, list and search accepts (api.md rule 4),
+// typed as fields so that they are checked like filters.
+var originParams = func() map[string]*Field {
+	m := map[string]*Field{}
+	for name, t := range map[string]Type{
+		"Origin.When": TypeDateTime, "Origin.Organization": TypeUUID, "Origin.User": TypeUUID,
+		"Origin.Proxy": TypeUUID, "Origin.Description": TypeString, "Origin.Reason": TypeString,
+		"Origin.Source": TypeString,
+	} {
+		m[name] = &Field{Name: name, Type: t, MaxLen: MaxStringLength}
+	}
+	return m
+}()
 
 var pagingParams = []string{"Page", "Take", "Sort", "Excludes", "Includes", "Format"}
 
@@ -85,12 +92,12 @@ func (r *Resource) ParseQuery(values url.Values, kind Kind) (Query, error) {
 			}
 			q.Conds = append(q.Conds, Cond{Field: r.Key[0], Op: MatchEq, Value: id})
 		case strings.HasPrefix(name, "Origin."):
-			t, ok := originParams[name]
+			f, ok := originParams[name]
 			if !ok {
 				verr.Add(name, fmt.Sprintf("unknown parameter %s (Origin.When, Origin.Organization, Origin.User, Origin.Proxy, Origin.Description, Origin.Reason, Origin.Source)", name))
 				continue
 			}
-			if _, err := (&Field{Name: name, Type: t}).ParseText(v); err != nil {
+			if _, err := f.ParseText(v); err != nil {
 				verr.Add(name, fmt.Sprintf("%s: %v", name, err))
 				continue
 			}
@@ -121,6 +128,10 @@ func (r *Resource) ParseQuery(values url.Values, kind Kind) (Query, error) {
 			paging[name] = v
 		default:
 			f, ok := r.filterByKey[name]
+			if m, member := r.byName[name]; !ok && member && m.WriteOnly {
+				verr.Add(name, fmt.Sprintf("%s is write-only and cannot be filtered on", name))
+				continue
+			}
 			if !ok {
 				verr.Add(name, fmt.Sprintf("unknown parameter %s", name))
 				continue
@@ -169,7 +180,12 @@ func (r *Resource) applyPaging(q *Query, paging map[string]string, kind Kind, ve
 	}
 	q.Sort = r.DefaultSort
 	if v, ok := paging["Sort"]; ok {
-		terms, err := parseSortTerms(r, splitList(v))
+		list := splitList(v)
+		if max := len(r.sortable()); len(list) > max {
+			verr.Add("Sort", fmt.Sprintf("Sort has %d terms; it takes at most %d, one per sortable field", len(list), max))
+			return
+		}
+		terms, err := parseSortTerms(r, list)
 		if err != nil || len(terms) == 0 {
 			verr.Add("Sort", fmt.Sprintf("Sort %q: %v; sortable fields are %s", v, errOrEmpty(err), strings.Join(r.sortable(), ", ")))
 		} else {
@@ -190,7 +206,8 @@ func (r *Resource) applyPaging(q *Query, paging map[string]string, kind Kind, ve
 	if kind == KindSearch {
 		base = r.SearchFields
 	}
-	fields, err := project(base, splitList(paging["Includes"]), splitList(paging["Excludes"]))
+	inc, incGiven := paging["Includes"]
+	fields, err := project(base, incGiven, splitList(inc), splitList(paging["Excludes"]))
 	if err != nil {
 		verr.Add(err.member, err.msg)
 	}
@@ -208,7 +225,9 @@ func errOrEmpty(err error) string {
 func (r *Resource) sortable() []string {
 	var out []string
 	for _, f := range r.Fields {
-		out = append(out, f.Name)
+		if !f.WriteOnly {
+			out = append(out, f.Name)
+		}
 	}
 	return out
 }
@@ -228,8 +247,10 @@ func splitList(v string) []string {
 
 type memberErr struct{ member, msg string }
 
-// project applies Includes (which also orders) and Excludes to a base projection.
-func project(base []*Field, includes, excludes []string) ([]*Field, *memberErr) {
+// project applies Includes (which also orders) and Excludes to a base projection. Includes
+// given without a name, or the two together leaving no member, are errors: a record without
+// members is no answer a client could have meant.
+func project(base []*Field, incGiven bool, includes, excludes []string) ([]*Field, *memberErr) {
 	find := func(param, name string) (*Field, *memberErr) {
 		for _, f := range base {
 			if f.Name == name {
@@ -241,6 +262,16 @@ func project(base []*Field, includes, excludes []string) ([]*Field, *memberErr) 
 			names[i] = f.Name
 		}
 		return nil, &memberErr{param, fmt.Sprintf("%s: %q is not a member of the result (%s)", param, name, strings.Join(names, ", "))}
+	}
+	all := func() string {
+		names := make([]string, len(base))
+		for i, f := range base {
+			names[i] = f.Name
+		}
+		return strings.Join(names, ", ")
+	}
+	if incGiven && len(includes) == 0 {
+		return nil, &memberErr{"Includes", fmt.Sprintf("Includes names no member; name one or more of %s", all())}
 	}
 	out := base
 	if len(includes) > 0 {
@@ -271,6 +302,9 @@ func project(base []*Field, includes, excludes []string) ([]*Field, *memberErr) 
 			}
 		}
 		out = kept
+		if len(out) == 0 {
+			return nil, &memberErr{"Excludes", "Excludes leaves no member to return; exclude fewer of " + all()}
+		}
 	}
 	return out, nil
 }
@@ -285,7 +319,7 @@ func (r *Resource) ParseFields(values url.Values) ([]*Field, error) {
 			return nil, InvalidMember(name, "%s is given %d times; give it once", name, len(vals))
 		}
 	}
-	fields, err := project(r.Output, splitList(values.Get("Includes")), splitList(values.Get("Excludes")))
+	fields, err := project(r.Output, values.Has("Includes"), splitList(values.Get("Includes")), splitList(values.Get("Excludes")))
 	if err != nil {
 		return nil, InvalidMember(err.member, "%s", err.msg)
 	}

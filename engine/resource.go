@@ -65,6 +65,10 @@ type Field struct {
 	Nullable bool
 	Required bool
 	ReadOnly bool
+	// WriteOnly members are accepted in bodies but never output, filtered or sorted.
+	WriteOnly bool
+	// Hash is how a write-only member is stored ("" stores the value as given).
+	Hash     Hash
 	Default  string
 	Match    MatchOp
 	Validate string
@@ -76,6 +80,9 @@ type Field struct {
 	// Output is true when the member is part of the record returned by get and list.
 	Output   bool
 	Computed *Computed
+	// References is the resource whose key the member's values name (descriptor
+	// `references`), checked by bulk loads; nil when none is declared.
+	References *Resource
 }
 
 // Stored reports whether the member is a column of the resource's own table.
@@ -133,12 +140,22 @@ type Resource struct {
 	Unique       [][]*Field
 	Indexes      [][]*Field
 	MaxTake      int
+	// Credentials marks a table of credentials or their state, which bulk loads refuse.
+	Credentials bool
+	// Content is the table of the records' byte streams (see Descriptor.Content); empty when
+	// the records have none.
+	Content string
+
+	// Authorize names the write checks the server's authorizer must supply (see WriteCheck).
+	Authorize []string
 
 	ops         map[Op]bool
 	byName      map[string]*Field
 	filterByKey map[string]*Filter
 	beforeWrite []BeforeWriteHook
 	afterDelete []AfterDeleteHook
+	// hashed are the stored members with a Hash.
+	hashed []*Field
 }
 
 // Offers reports whether the API offers op for this resource.

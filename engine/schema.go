@@ -158,7 +158,8 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 	return out
 }
 
-// DDL returns the statements that create a resource's table and indexes, idempotently.
+// DDL returns the statements that create a resource's table and indexes, idempotently: the
+// table first, then its indexes and its content table.
 func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 	var cols []string
 	for _, f := range r.Fields {
@@ -207,6 +208,9 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 	for _, p := range plain {
 		stmts = append(stmts, index("", "ix", p))
 	}
+	if r.Content != "" {
+		stmts = append(stmts, s.contentDDL(r)...)
+	}
 	return stmts
 }
 
@@ -217,7 +221,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if s.dialect != Postgres {
 		return s.migrate(ctx)
 	}
-	return s.Transaction(ctx, func(tx *Store) error {
+	return s.transaction(ctx, func(tx *Store) error {
 		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", int64(fnv32("credo-migrate:"+s.schema))).Error; err != nil {
 			return fmt.Errorf("engine: migrate %s: lock: %w", s.Partition, err)
 		}

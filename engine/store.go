@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,15 +29,14 @@ const (
 	Postgres Dialect = "postgres"
 )
 
-// Pool limits. SQLite's page cache is per connection and every partition has its own pool
+// Default limits. SQLite's page cache is per connection and every partition has its own pool
 // (decisions §13): 4 connections per partition kept credo under 80 MiB with three 100,000-row
-// partitions at the throughput of 8 (BENCHMARKS.md).
-// On PostgreSQL, database/sql (GORM's statements) keeps at most postgresIdleSQLConns of the
-// pool's connections idle for itself; the rest stay in the pool for the planned statements.
+// partitions at the throughput of 8 (BENCHMARKS.md). On PostgreSQL one pool serves every
+// partition.
 const (
-	sqliteMaxConns       = 4
-	postgresMaxConns     = 32
-	postgresIdleSQLConns = 4
+	DefaultTimeout          = 10 * time.Second
+	DefaultSQLiteMaxConns   = 4
+	DefaultPostgresMaxConns = 32
 )
 
 // partitionRe is the form of a partition slug: it becomes a file name or a schema name.
@@ -43,6 +45,34 @@ var partitionRe = regexp.MustCompile(`^[a-z][a-z0-9]{0,30}$`)
 // ValidPartition reports whether slug can name a partition.
 func ValidPartition(slug string) bool { return partitionRe.MatchString(slug) }
 
+// Limits bound what a Database takes from its database server and how long it waits for it.
+type Limits struct {
+	// Timeout bounds every statement and every wait for a pooled connection (PostgreSQL), a
+	// wait for a lock (SQLite's busy timeout), each connection attempt, and the start-up of
+	// each partition (connect and migrate). Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxConns is the size of the PostgreSQL pool that every partition shares (plus one
+	// connection for Ping), or of each SQLite partition's pool. Zero means
+	// DefaultPostgresMaxConns or DefaultSQLiteMaxConns.
+	MaxConns int
+}
+
+func (l Limits) withDefaults(d Dialect) (Limits, error) {
+	if l.Timeout < 0 || l.MaxConns < 0 {
+		return l, fmt.Errorf("engine: limits must not be negative (timeout %v, max conns %d)", l.Timeout, l.MaxConns)
+	}
+	if l.Timeout == 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = DefaultSQLiteMaxConns
+		if d == Postgres {
+			l.MaxConns = DefaultPostgresMaxConns
+		}
+	}
+	return l, nil
+}
+
 // Database is the opened storage of every configured partition: one SQLite file each, or one
 // PostgreSQL pool with one schema each.
 type Database struct {
@@ -50,11 +80,29 @@ type Database struct {
 	stores  map[string]*Store
 	order   []string
 	closers []func() error
+	limits  Limits
+	// probe answers Ping on PostgreSQL, apart from the request pool.
+	probe *pgxpool.Pool
+	// refusals records the request pool's refused connection attempts (PostgreSQL).
+	refusals *refusals
+	// subs are the databases a Database opened by OpenPlaced combines, one per server.
+	subs []*Database
 }
 
 // Open opens (creating when needed) the storage at url for the partitions and migrates every
-// partition's schema. url is `sqlite:DIR` or `postgres://…`.
+// partition's schema, with the default Limits. url is `sqlite:DIR` or `postgres://…`.
 func Open(ctx context.Context, url string, partitions []string, reg *Registry) (*Database, error) {
+	return Limits{}.Open(ctx, url, partitions, reg)
+}
+
+// Open opens the storage like the package's Open, within the limits l. Connecting, and each
+// statement of a partition's migration, must end within l.Timeout: a database that does not
+// answer fails start-up with an error naming the partition and the database. The timeout
+// bounds each step, not the migration as a whole, whose work grows with the tables (an index
+// built on a large table is one statement: it may need a larger timeout). A cancelled ctx
+// stops start-up at once. A failed Open closes what it opened in the background: a connection
+// attempt to a database that does not answer ends only at its timeout.
+func (l Limits) Open(ctx context.Context, url string, partitions []string, reg *Registry) (*Database, error) {
 	if len(partitions) == 0 {
 		return nil, fmt.Errorf("engine: no partitions configured")
 	}
@@ -68,68 +116,137 @@ func Open(ctx context.Context, url string, partitions []string, reg *Registry) (
 		Logger:                 logger.Default.LogMode(logger.Silent),
 		SkipDefaultTransaction: true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
+		// GORM's ping at open has no deadline and ignores ctx; the migration connects instead.
+		DisableAutomaticPing: true,
 	}
+	var err error
 	switch {
 	case strings.HasPrefix(url, "sqlite:"):
 		d.Dialect = SQLite
-		dir := strings.TrimPrefix(url, "sqlite:")
-		if dir == "" {
-			dir = "."
+		if d.limits, err = l.withDefaults(SQLite); err != nil {
+			return nil, err
 		}
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("engine: create data folder: %w", err)
-		}
-		for _, p := range partitions {
-			dsn := filepath.Join(dir, p+".db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-				"&_pragma=synchronous(NORMAL)&_txlock=immediate"
-			db, err := gorm.Open(sqlite.Open(dsn), cfg)
-			if err != nil {
-				d.Close()
-				return nil, fmt.Errorf("engine: open sqlite %s: %w", dsn, err)
-			}
-			sqlDB, _ := db.DB()
-			sqlDB.SetMaxOpenConns(sqliteMaxConns)
-			sqlDB.SetMaxIdleConns(sqliteMaxConns)
-			d.closers = append(d.closers, sqlDB.Close)
-			d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{}}
-		}
+		err = d.openSQLite(strings.TrimPrefix(url, "sqlite:"), cfg, reg)
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		d.Dialect = Postgres
-		// One pgx pool serves both the hot planned statements (directly) and GORM (through
-		// database/sql over the same pool), so the connection limit holds for both.
-		pcfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			return nil, fmt.Errorf("engine: postgres url: %w", err)
+		if d.limits, err = l.withDefaults(Postgres); err != nil {
+			return nil, err
 		}
-		pcfg.MaxConns = postgresMaxConns
-		pcfg.MaxConnIdleTime = 5 * time.Minute
-		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-		if err != nil {
-			return nil, fmt.Errorf("engine: open postgres: %w", err)
-		}
-		sqlDB := stdlib.OpenDBFromPool(pool)
-		sqlDB.SetMaxOpenConns(postgresMaxConns)
-		sqlDB.SetMaxIdleConns(postgresIdleSQLConns)
-		d.closers = append(d.closers, sqlDB.Close, func() error { pool.Close(); return nil })
-		db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
-		if err != nil {
-			d.Close()
-			return nil, fmt.Errorf("engine: open postgres: %w", err)
-		}
-		for _, p := range partitions {
-			d.stores[p] = &Store{Partition: p, db: db, pool: pool, schema: p, dialect: Postgres, reg: reg, plans: &planCache{}}
-		}
+		err = d.openPostgres(url, cfg, reg)
 	default:
 		return nil, fmt.Errorf("engine: database %q must start with sqlite: or postgres://", url)
 	}
+	if err != nil {
+		go d.Close()
+		return nil, err
+	}
 	for _, p := range partitions {
-		if err := d.stores[p].Migrate(ctx); err != nil {
-			d.Close()
+		if err := d.start(ctx, d.stores[p], url); err != nil {
+			go d.Close()
 			return nil, err
+		}
+	}
+	if d.probe != nil {
+		pctx, cancel := context.WithTimeout(ctx, d.limits.Timeout)
+		defer cancel()
+		if err := d.probe.Ping(pctx); err != nil {
+			go d.Close()
+			return nil, fmt.Errorf("engine: %s: the connection that answers health checks: %w", Redact(url), err)
 		}
 	}
 	return d, nil
 }
+
+// start connects and migrates one partition.
+func (d *Database) start(ctx context.Context, s *Store, url string) error {
+	err := s.Migrate(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
+	case errors.Is(translate(nil, err), ErrUnavailable):
+		return fmt.Errorf("engine: partition %s on %s: the database did not connect or answer within %v: %w",
+			s.Partition, Redact(url), d.limits.Timeout, err)
+	}
+	return fmt.Errorf("engine: partition %s on %s: %w", s.Partition, Redact(url), err)
+}
+
+func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error {
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("engine: create data folder: %w", err)
+	}
+	for _, p := range d.order {
+		// busy_timeout is SQLite's only wait: for another connection's lock.
+		dsn := filepath.Join(dir, p+".db") + fmt.Sprintf("?_pragma=busy_timeout(%d)", d.limits.Timeout.Milliseconds()) +
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		db, err := gorm.Open(sqlite.Open(dsn), cfg)
+		if err != nil {
+			return fmt.Errorf("engine: open sqlite %s: %w", dsn, err)
+		}
+		sqlDB, _ := db.DB()
+		sqlDB.SetMaxOpenConns(d.limits.MaxConns)
+		sqlDB.SetMaxIdleConns(d.limits.MaxConns)
+		d.closers = append(d.closers, sqlDB.Close)
+		probe, err := openSQLiteProbe(filepath.Join(dir, p+".db"), d.limits.Timeout)
+		if err != nil {
+			return err
+		}
+		d.closers = append(d.closers, probe.Close)
+		d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{},
+			timeout: d.limits.Timeout, sqliteProbe: probe, writers: contentWriters(d.limits.MaxConns)}
+	}
+	return nil
+}
+
+func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) error {
+	// One pgx pool serves both the hot planned statements (directly) and GORM (through
+	// database/sql over the same pool), so the connection limit holds for both. database/sql
+	// keeps no connection of its own (pgx's default for a pool-backed database/sql): idle
+	// connections it held were taken from the planned statements — with a small pool, all of
+	// them — and its check of a reused one is a ping without a deadline. It has no limit
+	// either: a statement queues only in the pool, where the tracer bounds the wait.
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("engine: postgres url: %w", err)
+	}
+	d.refusals = &refusals{}
+	pcfg.MaxConns = int32(d.limits.MaxConns)
+	pcfg.MaxConnIdleTime = 5 * time.Minute
+	pcfg.ConnConfig.ConnectTimeout = d.limits.Timeout
+	tr := &tracer{timeout: d.limits.Timeout, refusals: d.refusals}
+	pcfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		return fmt.Errorf("engine: open postgres: %w", err)
+	}
+	tr.pool.Store(pool)
+	d.closers = append(d.closers, func() error { pool.Close(); return nil })
+	if d.probe, err = openPostgresProbe(url, d.limits.Timeout); err != nil {
+		return err
+	}
+	probe := d.probe
+	d.closers = append(d.closers, func() error { probe.Close(); return nil })
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	// database/sql closes first: it returns its idle connections to the pool.
+	d.closers = append([]func() error{sqlDB.Close}, d.closers...)
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
+	if err != nil {
+		return fmt.Errorf("engine: open postgres: %w", err)
+	}
+	writers := contentWriters(d.limits.MaxConns)
+	for _, p := range d.order {
+		d.stores[p] = &Store{Partition: p, db: db, pool: pool, schema: p, dialect: Postgres, reg: reg,
+			plans: &planCache{}, timeout: d.limits.Timeout, database: d, writers: writers}
+	}
+	return nil
+}
+
+// Limits returns the limits the database was opened with, defaults filled in.
+func (d *Database) Limits() Limits { return d.limits }
 
 // Store returns the store of a configured partition.
 func (d *Database) Store(partition string) (*Store, bool) {
@@ -140,15 +257,33 @@ func (d *Database) Store(partition string) (*Store, bool) {
 // Partitions lists the configured partitions in configuration order.
 func (d *Database) Partitions() []string { return d.order }
 
-// Close closes every pool.
+// Close closes every pool. It waits for statements in progress, which end within the timeout,
+// then for the connections to close, at most for the timeout: closing a connection to a
+// PostgreSQL that does not answer can take pgx 15 s, which a shutdown cannot wait. The error
+// then says so, and the connections finish closing in the background.
 func (d *Database) Close() error {
-	var first error
-	for _, c := range d.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
+	done := make(chan error, 1)
+	go func() {
+		var first error
+		for _, c := range d.closers {
+			if err := c(); err != nil && first == nil {
+				first = err
+			}
 		}
+		done <- first
+	}()
+	timeout := d.limits.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
 	}
-	return first
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("engine: close: connections still closing after %v (the database does not answer)", timeout)
+	}
 }
 
 // Store serves the records of one partition. Every table name it uses is qualified by the
@@ -163,6 +298,15 @@ type Store struct {
 	plans     *planCache
 	// pool runs planned statements on PostgreSQL; nil on SQLite and in transactions.
 	pool *pgxpool.Pool
+	// timeout bounds each statement (Limits.Timeout).
+	timeout time.Duration
+	// database is the database the store belongs to (PostgreSQL: its probe and refusals).
+	database *Database
+	// sqliteProbe answers Ping on SQLite, apart from the partition's pool.
+	sqliteProbe *sql.DB
+	// writers bounds the content writes of the pool (see contentWriters); shared by the
+	// stores of one pool.
+	writers chan struct{}
 }
 
 // Registry returns the resources the store serves.
@@ -172,8 +316,9 @@ func (s *Store) Registry() *Registry { return s.reg }
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // DB returns a GORM handle for hand-written modules (v1, platform, compliance). Modules must
-// name tables through Table so that they stay inside the partition.
-func (s *Store) DB(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+// name tables through Table so that they stay inside the partition. Its statements run like
+// the engine's own (see detach): each within the store's timeout, whatever happens to ctx.
+func (s *Store) DB(ctx context.Context) *gorm.DB { return s.db.WithContext(s.detach(ctx)) }
 
 // Table returns the partition-qualified, quoted name of a resource's table, for SQL text.
 func (s *Store) Table(r *Resource) string { return s.qualify(r.Table) }
@@ -194,18 +339,14 @@ func (s *Store) qualify(table string) string {
 	return quote(s.schema) + "." + quote(table)
 }
 
-// Ping checks that the partition's database answers within ctx.
-func (s *Store) Ping(ctx context.Context) error {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return fmt.Errorf("engine: ping %s: %w", s.Partition, err)
-	}
-	var one int
-	if err := sqlDB.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("engine: ping %s: %w: %v", s.Partition, ErrUnavailable, err)
-	}
-	return nil
-}
-
 // quote quotes an identifier that the descriptor loader already restricted to [a-z0-9_].
 func quote(ident string) string { return `"` + ident + `"` }
+
+// Redact hides the password of a database URL, for messages and logs.
+func Redact(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}

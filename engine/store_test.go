@@ -96,6 +96,16 @@ func TestStoreValidation(t *testing.T) {
 		{name: "too long", body: widget(strings.Repeat("x", 21), ""), member: "WidgetCode"},
 		{name: "validate tag", body: widget("A", `,"WidgetEmail":"not-an-email"`), member: "WidgetEmail"},
 		{name: "bad uuid", body: widget("A", `,"PartIdentifier":"nope"`), member: "PartIdentifier"},
+		{name: "nil uuid in a required reference", body: `{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000","WidgetCode":"A"}`, member: "OrganizationIdentifier"},
+		{name: "quoted int", body: widget("A", `,"WidgetSize":"7"`), member: "WidgetSize"},
+		{name: "quoted negative zero", body: widget("A", `,"WidgetSize":"-0"`), member: "WidgetSize"},
+		{name: "fractional int", body: widget("A", `,"WidgetSize":7.0`), member: "WidgetSize"},
+		{name: "repeated member", body: widget("A", `,"WidgetSize":1,"WidgetSize":2`), member: "WidgetSize"},
+		{name: "NUL", body: widget("A", `,"WidgetTitle":"a\u0000b"`), member: "WidgetTitle"},
+		{name: "lone surrogate", body: widget("A", `,"WidgetTitle":"\udc00"`), member: "WidgetTitle"},
+		{name: "invalid UTF-8", body: widget("A", ",\"WidgetTitle\":\"\xc3\x28\""), member: "WidgetTitle"},
+		{name: "datetime after 9999 in UTC", body: widget("A", `,"WidgetMade":"9999-12-31T23:00:00-02:00"`), member: "WidgetMade"},
+		{name: "datetime before 0001 in UTC", body: widget("A", `,"WidgetMade":"0001-01-01T00:30:00+01:00"`), member: "WidgetMade"},
 	}
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		for _, tt := range tests {
@@ -127,9 +137,47 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) || verr.Fields["WidgetCode"] == nil {
 			t.Fatalf("duplicate unique: %v, want a conflict naming WidgetCode", err)
 		}
-		_, err = s.Create(ctx, w, []byte(widget("OTHER", fmt.Sprintf(`,"WidgetIdentifier":%q`, first.Get(w, "WidgetIdentifier")))), "")
-		if !errors.As(err, &verr) || verr.Fields["WidgetIdentifier"] == nil {
-			t.Fatalf("duplicate key: %v, want a conflict naming WidgetIdentifier", err)
+		// The same problems name the same members on both stores (decisions §4): the key when the
+		// key collides, whatever else collides with it; a unique constraint alone names its members.
+		id := fmt.Sprintf(`,"WidgetIdentifier":%q`, first.Get(w, "WidgetIdentifier"))
+		for _, tt := range []struct {
+			name, body string
+			want       []string
+		}{
+			{name: "duplicate key", body: widget("OTHER", id), want: []string{"WidgetIdentifier"}},
+			{name: "duplicate key and unique constraint", body: widget("DUP", id), want: []string{"WidgetIdentifier"}},
+			{name: "duplicate unique constraint", body: widget("DUP", ""), want: []string{"OrganizationIdentifier", "WidgetCode"}},
+		} {
+			_, err := s.Create(ctx, w, []byte(tt.body), "")
+			var verr *engine.ValidationError
+			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) {
+				t.Errorf("%s: %v, want a conflict", tt.name, err)
+				continue
+			}
+			if got := verr.Members(); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("%s: the problem names %v, want %v", tt.name, got, tt.want)
+			}
+		}
+		// A file that repeats a stored key, or repeats a key itself, loads nothing and names the
+		// key at the row (CheckAll reports every problem of the file at once).
+		recs, presents, err := w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bulk *engine.BulkError
+		if err := s.InsertAll(ctx, w, recs, presents, ""); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
+			t.Errorf("load of a stored key: %v, want a problem of row 0 naming WidgetIdentifier", err)
+		}
+		twice := fmt.Sprintf(`,"WidgetIdentifier":%q`, "0190a6f0-0000-7000-8000-0000000000f1")
+		recs, presents, err = w.DecodeArray([]byte("[" + widget("F2", twice) + "," + widget("F3", twice) + "]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertAll(ctx, w, recs, presents, ""); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
+			t.Errorf("load repeating a key: %v, want a problem of row 1 naming WidgetIdentifier", err)
+		}
+		if n, _ := s.Count(ctx, w, engine.Query{}); n != 1 {
+			t.Errorf("%d widgets after refused creates and loads, want 1", n)
 		}
 	})
 }
@@ -157,6 +205,9 @@ func TestStoreUpdatePatchDelete(t *testing.T) {
 		}
 		if err := s.Patch(ctx, w, key, []byte(`{"WidgetEnabled":null}`), ""); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("patch null into non-nullable: %v, want ErrInvalid", err)
+		}
+		if err := s.Patch(ctx, w, key, []byte(`{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000"}`), ""); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("patch the nil UUID into a required reference: %v, want ErrInvalid", err)
 		}
 		got, _ = s.Get(ctx, w, key, nil, "")
 		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetSize") != int64(7) {
@@ -344,6 +395,25 @@ func TestParseQueryRejects(t *testing.T) {
 		{params: "Format=xml", member: "Format"},
 		{params: "Take=5", member: "Take", kind: engine.KindCount},
 		{params: "WidgetCode=a&WidgetCode=b", member: "WidgetCode"},
+		// Text the stores cannot keep or compare exactly (decisions §4).
+		{params: "WidgetTitle=a%00b", member: "WidgetTitle"},
+		{params: "WidgetCode=%ff", member: "WidgetCode"},
+		{params: "WidgetCode=%c3%28", member: "WidgetCode"},
+		{params: "WidgetTitle=%ed%a0%80", member: "WidgetTitle"},
+		{params: "Origin.Reason=%00", member: "Origin.Reason"},
+		{params: "Origin.Source=" + strings.Repeat("x", engine.MaxStringLength+1), member: "Origin.Source"},
+		{params: "WidgetMade=9999-12-31T23:00:00-02:00", member: "WidgetMade"},
+		{params: "WidgetMadeSince=0001-01-01T00:30:00%2B01:00", member: "WidgetMadeSince"},
+		// Limits checked before the database's own.
+		{params: "WidgetCode=" + strings.Repeat("x", 21), member: "WidgetCode"},
+		{params: "WidgetTitle=" + strings.Repeat("é", engine.MaxStringLength+1), member: "WidgetTitle"},
+		{params: "Sort=" + strings.Repeat("WidgetCode,", 10), member: "Sort"},
+		{params: "Sort=" + strings.Repeat("WidgetCode,", 2000), member: "Sort"},
+		// Projections that leave nothing to return.
+		{params: "Includes=,", member: "Includes"},
+		{params: "Includes=", member: "Includes"},
+		{params: "Includes=WidgetCode&Excludes=WidgetCode", member: "Excludes"},
+		{params: "Excludes=WidgetIdentifier,WidgetCode,PartCount", member: "Excludes", kind: engine.KindSearch},
 	}
 	for _, tt := range tests {
 		v, _ := url.ParseQuery(tt.params)
@@ -357,6 +427,18 @@ func TestParseQueryRejects(t *testing.T) {
 			t.Errorf("ParseQuery(%q) = %v, want a problem naming %s", tt.params, err, tt.member)
 		}
 	}
+	for _, params := range []string{"Includes=,", "Excludes=" + strings.Join(engine.Names(w.Output), ","), "Includes=WidgetCode&Excludes=WidgetCode"} {
+		v, _ := url.ParseQuery(params)
+		if _, err := w.ParseFields(v); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("ParseFields(%q) = %v, want ErrInvalid", params, err)
+		}
+	}
+	// Every sortable field once, and a filter at the maximum length, are within the limits.
+	var sortAll []string
+	for _, f := range w.Fields {
+		sortAll = append(sortAll, f.Name+" desc")
+	}
+	query(t, w, engine.KindList, "Sort="+strings.Join(sortAll, ",")+"&WidgetTitle="+strings.Repeat("é", engine.MaxStringLength))
 	q := query(t, w, engine.KindList, "Includes=WidgetSize,WidgetCode&Excludes=WidgetSize&Take=5&Filter.Take=5")
 	if names := engine.Names(q.Fields); strings.Join(names, ",") != "WidgetCode" || q.Take != 5 {
 		t.Errorf("Includes/Excludes/aliases gave %v take %d", names, q.Take)

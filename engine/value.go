@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -58,12 +59,19 @@ func ParseUUID(s string) (string, error) {
 // NewID returns a new time-ordered UUID (version 7) for a record key.
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// ParseText converts a query-string value into the field's type.
+// ParseText converts a query-string value (or a CSV cell) into the field's type. A string must
+// be valid UTF-8 without U+0000 (CheckText) and at most the field's maximum length.
 func (f *Field) ParseText(s string) (any, error) {
 	switch f.Type {
 	case TypeUUID:
 		return ParseUUID(s)
 	case TypeString:
+		if p := CheckText(s); p != "" {
+			return nil, errors.New(p)
+		}
+		if n := utf8.RuneCountInString(s); f.MaxLen > 0 && n > f.MaxLen {
+			return nil, fmt.Errorf("is %d characters long; the maximum is %d", n, f.MaxLen)
+		}
 		return s, nil
 	case TypeBool:
 		switch strings.ToLower(s) {
@@ -99,7 +107,7 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 	case TypeUUID, TypeString, TypeDateTime:
 		s, ok := plainJSONString(raw)
 		if !ok {
-			if err := json.Unmarshal(raw, &s); err != nil {
+			if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 				return nil, fmt.Errorf("must be a %s string", f.Type)
 			}
 		}
@@ -123,17 +131,23 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 		}
 		return b, nil
 	case TypeInt:
-		var n json.Number
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return nil, fmt.Errorf("must be an integer")
-		}
-		v, err := strconv.ParseInt(n.String(), 10, 64)
-		if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
-			return nil, fmt.Errorf("must be a 32-bit integer")
-		}
-		return v, nil
+		return JSONInt(raw)
 	}
 	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
+}
+
+// JSONInt reads a JSON number that is a whole 32-bit integer, written as one: a quoted number
+// ("7"), a fraction (7.0) or an exponent (7e0) is refused, as JSON's types are exact.
+func JSONInt(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, fmt.Errorf("must be an integer")
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("must be a 32-bit integer")
+	}
+	return v, nil
 }
 
 // plainJSONString returns the text of a JSON string without escapes, which most member values
@@ -175,7 +189,7 @@ func zeroValue(t Type) any {
 	case TypeInt:
 		return int64(0)
 	case TypeUUID:
-		return uuid.Nil.String()
+		return nilUUID
 	case TypeDateTime:
 		return zeroDateTime
 	}
@@ -184,17 +198,17 @@ func zeroValue(t Type) any {
 
 var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 
-// DecodeBody reads a JSON object body into a record of r. Every member must be a member of the
-// record (exact case); values must have the member's type. It returns which stored members the
-// body carried. Problems are collected per member into one *ValidationError.
+// nilUUID is the UUID of all zeros, the zero value of a uuid member.
+const nilUUID = "00000000-0000-0000-0000-000000000000"
+
+// DecodeBody reads a JSON object body (see DecodeObject) into a record of r. Every member must
+// be a member of the record (exact case); values must have the member's JSON type exactly (no
+// quoted numbers). It returns which stored members the body carried. Problems are collected
+// per member into one *ValidationError.
 func (r *Resource) DecodeBody(data []byte) (Record, []bool, error) {
-	var members map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&members); err != nil || members == nil {
-		return nil, nil, Invalid("the body must be a JSON object: %s", jsonProblem(err))
-	}
-	if dec.More() {
-		return nil, nil, Invalid("the body must hold one JSON object")
+	members, err := DecodeObject(data)
+	if err != nil {
+		return nil, nil, err
 	}
 	rec := r.NewRecord()
 	present := make([]bool, len(r.Members))
@@ -230,14 +244,8 @@ func (r *Resource) DecodeBody(data []byte) (Record, []bool, error) {
 	return nil, nil, verr
 }
 
-func jsonProblem(err error) string {
-	if err == nil {
-		return "null is not an object"
-	}
-	return err.Error()
-}
-
-// complete fills members the body omitted and checks nulls, requirements and validate tags.
+// complete fills members the body omitted and checks nulls, requirements (a required uuid
+// member may not be the nil UUID) and validate tags.
 func (r *Resource) complete(rec Record, present []bool) error {
 	verr := &ValidationError{}
 	for _, f := range r.Fields {
@@ -261,6 +269,12 @@ func (r *Resource) complete(rec Record, present []bool) error {
 			if !f.Nullable {
 				verr.Add(f.Name, f.Name+" cannot be null")
 			}
+			continue
+		}
+		if f.Required && f.Type == TypeUUID && v == nilUUID {
+			// A required reference given as the nil UUID refers to nothing: a client that
+			// sends it has almost always left a typed member unset (decisions §4).
+			verr.Add(f.Name, f.Name+" is required and cannot be the nil UUID "+nilUUID)
 			continue
 		}
 		if f.Validate != "" {

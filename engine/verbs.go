@@ -16,8 +16,15 @@ func (s *Store) withDB(db *gorm.DB) *Store {
 	return &c
 }
 
-// Transaction runs fn with a store bound to one database transaction.
+// Transaction runs fn with a store bound to one database transaction. Like every statement,
+// its BEGIN, COMMIT and ROLLBACK do not see ctx's cancellation on PostgreSQL (see detach); a
+// failure of theirs is translated into its category.
 func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error {
+	return translate(nil, s.transaction(s.detach(ctx), fn))
+}
+
+// transaction runs fn in a transaction on ctx as it is: start-up's, which a signal cancels.
+func (s *Store) transaction(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error { return fn(s.withDB(db)) })
 }
 
@@ -72,9 +79,45 @@ func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fi
 		}
 		return whereKey(s.scope(s.from(ctx, r).Select(sel), r, o), r, v[:len(key)]).Limit(1)
 	}
-	// A key lookup is one index probe: it runs to its end rather than have database/sql start
-	// a goroutine per query to watch the request for cancellation.
+	// A key lookup is one index probe: it runs to its end (within the store's timeout on
+	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
+	// query to watch the request for cancellation.
 	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, Org: org}), vals, build)
+}
+
+// getForUpdate reads the stored members of the record with key within org for a
+// read-merge-write in a transaction (s is bound to it), so that no other writer changes the
+// row between the read and the write. On PostgreSQL it locks the row (SELECT … FOR UPDATE OF
+// t) until the transaction ends; on SQLite every transaction begins IMMEDIATE (see Open) and so
+// already holds the database's write lock when it reads.
+func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org string) (Record, error) {
+	vals := make([]any, len(key), len(key)+1)
+	copy(vals, key)
+	if org != "" {
+		vals = append(vals, org)
+	}
+	rows, err := s.query(ctx, shape("lock", r, Query{Fields: r.Fields, Org: org}), vals, func(v []any) *gorm.DB {
+		o := ""
+		if org != "" {
+			o, _ = v[len(key)].(string)
+		}
+		tx := whereKey(s.scope(s.from(ctx, r).Select(s.selectExpr(r, r.Fields)), r, o), r, v[:len(key)]).Limit(1)
+		if s.dialect == Postgres {
+			tx = tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Table: clause.Table{Name: alias}})
+		}
+		return tx
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+		}
+		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, ErrNotFound)
+	}
+	return newScanner(r, r.Fields).scan(rows)
 }
 
 // Count returns how many records match q.
@@ -109,16 +152,33 @@ func (s *Store) List(ctx context.Context, r *Resource, q Query) ([]Record, int64
 
 // Stream calls fn for every record of q's page (every match when q.Take is 0), reading rows
 // one by one so that memory stays flat whatever the size.
+//
+// A page (q.Take > 0) is one statement within the store's timeout; a stream of every match
+// must instead receive each row within it (see progress), so that an export's time can grow
+// with the table.
 func (s *Store) Stream(ctx context.Context, r *Resource, q Query, fn func(Record) error) error {
+	var prog *progress
+	if q.Take == 0 {
+		var stop func()
+		ctx, prog, stop = s.stream(ctx)
+		defer stop()
+	}
 	rows, err := s.query(ctx, shape("list", r, q), condValues(q), func(v []any) *gorm.DB {
 		return s.listQuery(ctx, r, withValues(q, v))
 	})
+	prog.got()
 	if err != nil {
-		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, err))
+		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, prog.check(err)))
 	}
 	defer rows.Close()
 	sc := newScanner(r, q.Fields)
-	for rows.Next() {
+	for {
+		prog.wait()
+		more := rows.Next()
+		prog.got()
+		if !more {
+			break
+		}
 		rec, err := sc.scan(rows)
 		if err != nil {
 			return err
@@ -128,7 +188,7 @@ func (s *Store) Stream(ctx context.Context, r *Resource, q Query, fn func(Record
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, err))
+		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, prog.check(err)))
 	}
 	return nil
 }
@@ -149,6 +209,11 @@ func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []b
 	if err := s.prepareNew(r, rec, present, org); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
+	if check := writeCheck(ctx, r); check != nil {
+		if err := check(ctx, s, r, nil, rec); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.insertRow(ctx, r, rec); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, translate(r, err))
 	}
@@ -167,10 +232,12 @@ func (s *Store) prepareNew(r *Resource, rec Record, present []bool, org string) 
 	if err := claimScope(r, rec, present, org); err != nil {
 		return err
 	}
-	return prepare(r, rec, present)
+	return prepare(r, rec, present, present)
 }
 
-// claimScope puts an omitted organization of a directly scoped record to org and refuses another one.
+// claimScope puts an omitted organization (null, or the nil UUID where the member is not
+// required) of a directly scoped record to org and refuses another one. The nil UUID in a
+// required organization is left for complete to refuse.
 func claimScope(r *Resource, rec Record, present []bool, org string) error {
 	if org == "" {
 		return nil
@@ -180,17 +247,20 @@ func claimScope(r *Resource, rec Record, present []bool, org string) error {
 			continue
 		}
 		i := sc.Field.Index
-		if !present[i] || rec[i] == nil || rec[i] == zeroValue(TypeUUID) {
+		switch {
+		case rec[i] == nilUUID && sc.Field.Required:
+		case !present[i] || rec[i] == nil || rec[i] == nilUUID:
 			rec[i], present[i] = org, true
-		} else if rec[i] != org {
+		case rec[i] != org:
 			return InvalidMember(sc.Field.Name, "%s must be your organization (%s)", sc.Field.Name, org)
 		}
 	}
 	return nil
 }
 
-// prepare completes and validates a record, then runs the beforeWrite hooks.
-func prepare(r *Resource, rec Record, present []bool) error {
+// prepare completes and validates a record, runs the beforeWrite hooks, and hashes the
+// hashed members that the client gave in this write (given).
+func prepare(r *Resource, rec Record, present, given []bool) error {
 	if err := r.complete(rec, present); err != nil {
 		return err
 	}
@@ -199,7 +269,7 @@ func prepare(r *Resource, rec Record, present []bool) error {
 			return err
 		}
 	}
-	return nil
+	return hashGiven(r, rec, given)
 }
 
 func keyOf(r *Resource, rec Record) []any {
@@ -211,37 +281,80 @@ func keyOf(r *Resource, rec Record) []any {
 }
 
 // Update replaces the record with key by the body: omitted members become null or zero
-// (decisions §4). A body key that differs from the path is a 400.
+// (decisions §4), except write-only members, which keep their stored value (a client cannot
+// read them to send them back). A body key that differs from the path is a 400. A missing
+// record is an ErrNotFound whatever the body's members say (see missingFirst). Without a write
+// check it reads nothing stored to write (the beforeWrite hooks derive members from the body
+// alone), so its one UPDATE statement is atomic.
 func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte, org string) error {
 	rec, present, err := r.DecodeBody(body)
+	if err == nil {
+		err = pinKey(r, rec, present, key)
+	}
+	if err == nil {
+		err = claimScope(r, rec, present, org)
+	}
+	if err == nil {
+		err = prepare(r, rec, present, present)
+	}
 	if err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
+		return fmt.Errorf("engine: update %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
 	}
-	if err := pinKey(r, rec, present, key); err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
-	}
-	if err := claimScope(r, rec, present, org); err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
-	}
-	if err := prepare(r, rec, present); err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
-	}
-	return s.write(ctx, r, key, rec, org)
-}
-
-// Patch applies a JSON merge patch (RFC 7396) to the record with key.
-func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, org string) error {
-	patch, present, err := r.DecodeBody(body)
-	if err != nil {
-		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
-	}
-	if err := pinKey(r, patch, present, key); err != nil {
-		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+	check := writeCheck(ctx, r)
+	if check == nil {
+		return s.write(ctx, r, key, rec, present, org)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
-		rec, err := tx.Get(ctx, r, key, r.Fields, org)
+		old, err := tx.Get(ctx, r, key, r.Fields, org)
+		if err != nil {
+			return fmt.Errorf("engine: update %s: %w", r.Name, err)
+		}
+		if err := check(ctx, tx, r, old, rec); err != nil {
+			return err
+		}
+		return tx.write(ctx, r, key, rec, present, org)
+	})
+}
+
+// missingFirst returns ErrNotFound in place of err, a problem with the body's members, when
+// no record has key within org: PUT or PATCH of a missing record is a 404 before any member
+// is judged (api.md's error table), so a client learns first that its target is gone. A body
+// that is not a JSON object at all stays a 400. It costs a lookup only on the error path.
+func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org string, err error) error {
+	var verr *ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
+		return err
+	}
+	found, xerr := s.Exists(ctx, r, key, org)
+	switch {
+	case xerr != nil:
+		return xerr
+	case !found:
+		return ErrNotFound
+	}
+	return err
+}
+
+// Patch applies a JSON merge patch (RFC 7396) to the record with key. The read, the merge and
+// the write are one transaction holding the row (see getForUpdate): concurrent patches of
+// different members both take effect.
+func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, org string) error {
+	patch, present, err := r.DecodeBody(body)
+	if err == nil {
+		err = pinKey(r, patch, present, key)
+	}
+	if err != nil {
+		return fmt.Errorf("engine: patch %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
+	}
+	return s.Transaction(ctx, func(tx *Store) error {
+		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
 			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		}
+		check := writeCheck(ctx, r)
+		var old Record
+		if check != nil {
+			old = append(Record(nil), rec...)
 		}
 		all := make([]bool, len(r.Members))
 		for _, f := range r.Fields {
@@ -253,10 +366,16 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, 
 		if err := claimScope(r, rec, all, org); err != nil {
 			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
 		}
-		if err := prepare(r, rec, all); err != nil {
+		// Only the members the patch names are hashed: the others hold stored values.
+		if err := prepare(r, rec, all, present); err != nil {
 			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
 		}
-		return tx.write(ctx, r, key, rec, org)
+		if check != nil {
+			if err := check(ctx, tx, r, old, rec); err != nil {
+				return err
+			}
+		}
+		return tx.write(ctx, r, key, rec, all, org)
 	})
 }
 
@@ -271,11 +390,17 @@ func pinKey(r *Resource, rec Record, present []bool, key []any) error {
 	return nil
 }
 
-// write updates every stored non-key column of the record with key within org.
-func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, org string) error {
+// write updates the stored non-key columns of the record with key within org: every one,
+// except write-only members not given (present false), which keep their stored value.
+func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, present []bool, org string) error {
 	set := columnsOf(r, rec)
 	for _, k := range r.Key {
 		delete(set, k.Column)
+	}
+	for _, f := range r.Fields {
+		if f.WriteOnly && !present[f.Index] {
+			delete(set, f.Column)
+		}
 	}
 	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Updates(set)
 	if err := tx.Error; err != nil {
@@ -287,16 +412,23 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, o
 	return nil
 }
 
-// Delete removes the record with key within org, running the afterDelete hooks in the same
-// transaction.
+// Delete removes the record with key within org, running the afterDelete hooks with the row
+// as it was deleted (read under getForUpdate's lock) and removing its content
+// (Descriptor.Content), all in the same transaction.
 func (s *Store) Delete(ctx context.Context, r *Resource, key []any, org string) error {
-	if len(r.afterDelete) == 0 {
+	check := writeCheck(ctx, r)
+	if len(r.afterDelete) == 0 && check == nil && r.Content == "" {
 		return s.deleteRow(ctx, r, key, org)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
-		rec, err := tx.Get(ctx, r, key, r.Fields, org)
+		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
 			return fmt.Errorf("engine: delete %s: %w", r.Name, err)
+		}
+		if check != nil {
+			if err := check(ctx, tx, r, rec, nil); err != nil {
+				return err
+			}
 		}
 		if err := tx.deleteRow(ctx, r, key, org); err != nil {
 			return err
@@ -305,6 +437,9 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, org string) 
 			if err := h(ctx, tx, r, rec); err != nil {
 				return fmt.Errorf("engine: delete %s %v: hook: %w", r.Name, key, err)
 			}
+		}
+		if r.Content != "" {
+			return tx.dropContent(ctx, r, key)
 		}
 		return nil
 	})
@@ -328,6 +463,9 @@ func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, val
 	if !ok || !f.Stored() {
 		return 0, fmt.Errorf("engine: delete %s where %s: no such field", r.Name, member)
 	}
+	if r.Content != "" {
+		return 0, fmt.Errorf("engine: delete %s where %s: its content would stay; delete by key", r.Name, member)
+	}
 	tx := s.from(ctx, r).Where(clause.Eq{Column: col(alias, f.Column), Value: storageValue(value)}).Delete(&map[string]any{})
 	if tx.Error != nil {
 		return 0, fmt.Errorf("engine: delete %s where %s: %w", r.Name, member, translate(r, tx.Error))
@@ -337,3 +475,37 @@ func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, val
 
 // IsNotFound reports whether err is an ErrNotFound.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// DeleteMatching removes every record of r that the conditions of q match (its paging,
+// projection and sort are ignored), with their content (Descriptor.Content) in the same
+// transaction, and returns how many records were removed. It is for the modules'
+// housekeeping (expired rows); q.Org limits it like a list.
+func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query) (int64, error) {
+	for _, c := range q.Conds {
+		if !c.Field.Stored() {
+			return 0, fmt.Errorf("engine: delete %s where %s: not a stored field", r.Name, c.Field.Name)
+		}
+	}
+	q = Query{Conds: q.Conds, Org: q.Org}
+	if r.Content != "" {
+		var n int64
+		err := s.Transaction(ctx, func(tx *Store) error {
+			if err := tx.dropContentMatching(ctx, r, q); err != nil {
+				return err
+			}
+			var err error
+			n, err = tx.deleteMatching(ctx, r, q)
+			return err
+		})
+		return n, err
+	}
+	return s.deleteMatching(ctx, r, q)
+}
+
+func (s *Store) deleteMatching(ctx context.Context, r *Resource, q Query) (int64, error) {
+	tx := s.where(s.from(ctx, r), r, q).Delete(&map[string]any{})
+	if tx.Error != nil {
+		return 0, fmt.Errorf("engine: delete %s: %w", r.Name, translate(r, tx.Error))
+	}
+	return tx.RowsAffected, nil
+}

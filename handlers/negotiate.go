@@ -60,11 +60,3 @@ func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 	}
 	return best, nil
 }
-
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || mt == "application/merge-patch+json" || strings.HasSuffix(mt, "+json")
-}

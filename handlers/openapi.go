@@ -2,12 +2,16 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"regexp"
-	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
+	"credo/auth"
 	"credo/engine"
+	"credo/handlers/apidocs"
+	"credo/handlers/observe"
 	"credo/handlers/route"
 )
 
@@ -17,242 +21,407 @@ var Version = "v0.1.0-dev"
 // obj is a JSON object under construction.
 type obj = map[string]any
 
-// OpenAPI returns the OpenAPI 3.1 document of every v2 route, built from the descriptors and
-// the modules' route descriptions.
+// v2Prefix is the path of every version-2 operation before its own path.
+const v2Prefix = "/v2/{partition}/"
+
+// OpenAPI returns the OpenAPI 3.1 document of every route the server serves: the record
+// groups (from their descriptors), the modules and the Mounted routes (from their route
+// descriptions), this document and the reference page. It is built once per Server.
 func (s *Server) OpenAPI() obj {
-	schemas := obj{"Problem": problemSchema()}
+	d := &document{reg: s.Registry, paths: obj{}, schemas: obj{"Problem": problemSchema(), "Count": countSchema()}}
 	for _, r := range s.Registry.Public() {
-		schemas[r.Name] = recordSchema(r.Output)
-		schemas[r.Name+"Input"] = inputSchema(r)
-		schemas[r.Name+"Search"] = recordSchema(r.SearchFields)
+		d.group(r)
 	}
-	paths := obj{}
-	for _, e := range s.Endpoints() {
-		p := "/v2/{partition}/" + e.Path
-		item, _ := paths[p].(obj)
-		if item == nil {
-			item = obj{}
-			paths[p] = item
+	for _, m := range s.documentRoutes() {
+		d.route(m)
+	}
+	responses := problemResponses()
+	markRequestID(responses)
+	for _, item := range d.paths {
+		for _, v := range item.(obj) {
+			if op, ok := v.(obj); ok { // an operation, not the item's summary
+				markRequestID(op["responses"].(obj))
+			}
 		}
-		item[strings.ToLower(e.Method)] = operation(e)
 	}
-	paths["/v2/{partition}/openapi.json"] = obj{"get": obj{
-		"summary": "This OpenAPI document.", "operationId": "openapi",
-		"parameters": []obj{partitionParam()}, "security": []obj{},
-		"responses": obj{"200": obj{"description": "The OpenAPI 3.1 document.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}},
-	}}
 	return obj{
 		"openapi": "3.1.0",
-		"info": obj{"title": "credo", "version": Version,
-			"description": "Learning, assessment and credentialing platform API, version 2. Generated from the record-group descriptors."},
-		"paths": paths,
-		"components": obj{
-			"schemas":         schemas,
-			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+		"info": obj{
+			"title":       "credo",
+			"version":     Version,
+			"summary":     "Learning, assessment and credentialing platform API.",
+			"description": apiDescription,
 		},
-		"security": []obj{{"bearer": []string{}}},
+		"servers": []obj{{"url": "/", "description": "The server that serves this document: version 2 under /v2/{partition}, version 1 under /api."}},
+		"tags":    d.tags,
+		"paths":   d.paths,
+		"components": obj{
+			"schemas":    d.schemas,
+			"parameters": sharedParams(),
+			"responses":  responses,
+			"headers":    obj{"X-Query-Pagination": paginationHeader(), requestIDHeader: requestIDHeaderJSON()},
+			"securitySchemes": obj{
+				"bearer": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+					"description": "An access token from security/tokens/generate. Version-1 routes also take a client secret here."},
+				"sessionCookie": obj{"type": "apiKey", "in": "cookie", "name": auth.DefaultCookieName,
+					"description": "A session cookie from security/cookies/generate (version 2 only)."},
+			},
+		},
+		"security":    []obj{{"bearer": []string{}}, {"sessionCookie": []string{}}},
+		"x-tagGroups": d.tagGroups(),
 	}
 }
 
-func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
-	b, err := json.Marshal(s.OpenAPI())
-	if err != nil {
+// documentRoutes are the routes the document describes beyond the record groups.
+func (s *Server) documentRoutes() []route.Route {
+	out := append([]route.Route(nil), s.ownRoutes()...)
+	out = append(out, s.Modules...)
+	return append(out, s.Mounted...)
+}
+
+// ownRoutes are the routes of the document itself: the OpenAPI document, built once when
+// first asked for, and the reference page that renders it.
+func (s *Server) ownRoutes() []route.Route {
+	doc := sync.OnceValues(func() ([]byte, error) { return json.Marshal(s.OpenAPI()) })
+	serveDoc := func(w http.ResponseWriter, r *http.Request) error {
+		b, err := doc()
+		if err != nil {
+			return fmt.Errorf("handlers: encode the OpenAPI document: %w", err)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, err = w.Write(b)
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_, err = w.Write(b)
-	return err
+	text := func(mediaType, desc string) []route.Response {
+		return []route.Response{{Status: http.StatusOK, Description: desc,
+			Content: []route.Content{{MediaType: mediaType, Schema: route.String("")}}}}
+	}
+	return []route.Route{
+		{Method: http.MethodGet, Path: "openapi.json", Access: route.Public, Tag: "document", OperationID: "getOpenAPI",
+			Summary:   "This OpenAPI 3.1 document: every route of version 2 and version 1.",
+			Responses: []route.Response{{Status: http.StatusOK, Description: "The document.", Content: route.JSON(map[string]any{})}},
+			Handler:   serveDoc},
+		{Method: http.MethodGet, Path: "docs", Access: route.Public, Tag: "document", OperationID: "getReferencePage",
+			Summary:   "The API reference page: this document rendered by Redoc, which is bundled into credo (no network needed).",
+			Responses: text("text/html", "The page; it loads docs/redoc.standalone.js and openapi.json."),
+			Handler:   apidocs.ServePage},
+		{Method: http.MethodGet, Path: "docs/redoc.standalone.js", Access: route.Public, Tag: "document", OperationID: "getReferenceViewer",
+			Summary:   "The script of the reference page: Redoc " + apidocs.RedocVersion + " (MIT licence).",
+			Responses: text("text/javascript", "The script."),
+			Handler:   apidocs.ServeViewer},
+	}
 }
 
-var pathVar = regexp.MustCompile(`\{([a-zA-Z0-9]+)\}`)
-
-func operation(e Endpoint) obj {
-	params := []obj{partitionParam()}
-	for _, m := range pathVar.FindAllStringSubmatch(e.Path, -1) {
-		p := obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string"}}
-		if e.Resource != nil && strings.HasPrefix(m[1], "key") {
-			k := e.Resource.Key[m[1][3]-'0']
-			p["schema"] = typeSchema(k.Type, false)
-			p["description"] = k.Name
-		}
-		params = append(params, p)
-	}
-	op := obj{"summary": e.Summary, "parameters": params, "responses": obj{}}
-	id := strings.NewReplacer("/", "_", "-", "_", "{", "", "}", "").Replace(e.Path)
-	op["operationId"] = strings.ToLower(e.Method) + "_" + id
-	resp := op["responses"].(obj)
-	problemRef := obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}}
-	resp["400"] = obj{"description": "Bad request: the problem names the parameter or member.", "content": problemRef}
-	if e.Access == route.Public {
-		op["security"] = []obj{}
-	} else {
-		resp["401"] = obj{"description": "No valid credential.", "content": problemRef}
-		if e.Access == route.Protected {
-			resp["403"] = obj{"description": "Not permitted: needs " + e.Need + " on " + e.Object + ".", "content": problemRef}
-		}
-	}
-	if e.Resource == nil {
-		resp["200"] = obj{"description": "Success."}
-		return op
-	}
-	r := e.Resource
-	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
-	jsonOf := func(schema obj) obj { return obj{"application/json": obj{"schema": schema}} }
-	notFound := obj{"description": "No such record.", "content": problemRef}
-	switch e.Op {
-	case engine.OpGet:
-		params = append(params, listParam("Includes"), listParam("Excludes"))
-		resp["200"] = obj{"description": "The record.", "content": jsonOf(ref(r.Name))}
-		resp["404"] = notFound
-	case engine.OpExists:
-		resp["200"] = obj{"description": "The record exists (body `true`, not sent with HEAD)."}
-		resp["404"] = obj{"description": "No such record (body `false`, not sent with HEAD)."}
-	case engine.OpCreate:
-		op["requestBody"] = obj{"required": true, "content": jsonOf(ref(r.Name + "Input"))}
-		resp["201"] = obj{"description": "The created record; Location names it.", "content": jsonOf(ref(r.Name))}
-	case engine.OpUpdate, engine.OpPatch:
-		ct := "application/json"
-		if e.Op == engine.OpPatch {
-			ct = "application/merge-patch+json"
-		}
-		op["requestBody"] = obj{"required": true, "content": obj{ct: obj{"schema": ref(r.Name + "Input")}}}
-		resp["200"] = obj{"description": "Updated; no content."}
-		resp["404"] = notFound
-	case engine.OpDelete:
-		resp["200"] = obj{"description": "Deleted; no content."}
-		resp["404"] = notFound
-	case engine.OpCount:
-		params = append(params, filterParams(r, false)...)
-		resp["200"] = obj{"description": "The number of matches.", "content": jsonOf(obj{"type": "object",
-			"properties": obj{"Count": obj{"type": "integer"}}, "required": []string{"Count"}})}
-	case engine.OpList, engine.OpSearch:
-		params = append(params, filterParams(r, true)...)
-		item := r.Name
-		if e.Op == engine.OpSearch {
-			item = r.Name + "Search"
-		}
-		resp["200"] = obj{"description": "One page of records; X-Query-Pagination has Page, PageSize and TotalCount.",
-			"headers": obj{"X-Query-Pagination": obj{"schema": obj{"type": "string"}}},
-			"content": obj{"application/json": obj{"schema": obj{"type": "array", "items": ref(item)}},
-				"text/csv": obj{"schema": obj{"type": "string"}}}}
-	}
-	op["parameters"] = params
-	return op
+// document collects the paths, schemas and tags of the document being built.
+type document struct {
+	reg     *engine.Registry
+	paths   obj
+	schemas obj
+	tags    []obj
+	tagSeen map[string]bool
+	groups  [3][]string // record groups, v2 modules, version 1
 }
 
-func partitionParam() obj {
-	return obj{"name": "partition", "in": "path", "required": true, "schema": obj{"type": "string", "pattern": "^[a-z][a-z0-9]*$"}}
+// Tag groups, for viewers that group tags (x-tagGroups).
+const (
+	tagGroupRecords = iota
+	tagGroupModules
+	tagGroupV1
+)
+
+func (d *document) tag(name, description string, group int) {
+	if d.tagSeen == nil {
+		d.tagSeen = map[string]bool{}
+	}
+	if d.tagSeen[name] {
+		return
+	}
+	d.tagSeen[name] = true
+	d.tags = append(d.tags, obj{"name": name, "description": description})
+	d.groups[group] = append(d.groups[group], name)
 }
 
-func listParam(name string) obj {
-	return obj{"name": name, "in": "query", "schema": obj{"type": "string"}, "description": "Comma-separated member names."}
-}
-
-func filterParams(r *engine.Resource, paging bool) []obj {
+func (d *document) tagGroups() []obj {
+	names := [3]string{"Version 2 record groups", "Version 2 operations", "Version 1"}
 	var out []obj
-	q := func(name string, schema obj, desc string) {
-		p := obj{"name": name, "in": "query", "schema": schema}
-		if desc != "" {
-			p["description"] = desc
+	for i, tags := range d.groups {
+		if len(tags) > 0 {
+			out = append(out, obj{"name": names[i], "tags": tags})
 		}
-		out = append(out, p)
-	}
-	q("Identifier", typeSchema(r.Key[0].Type, false), "Filters by "+r.Key[0].Name+".")
-	for _, f := range r.Filters {
-		desc := ""
-		switch f.Op {
-		case engine.MatchContains:
-			desc = "Case-insensitive substring of " + f.Field.Name + "."
-		case engine.MatchGte:
-			desc = f.Field.Name + " at or after (inclusive)."
-		case engine.MatchLt:
-			desc = f.Field.Name + " before (exclusive)."
-		}
-		q(f.Param, typeSchema(f.Field.Type, false), desc)
-	}
-	origins := []string{"Origin.When", "Origin.Organization", "Origin.User", "Origin.Proxy", "Origin.Description", "Origin.Reason", "Origin.Source"}
-	for _, o := range origins {
-		t := engine.TypeString
-		switch o {
-		case "Origin.When":
-			t = engine.TypeDateTime
-		case "Origin.Organization", "Origin.User", "Origin.Proxy":
-			t = engine.TypeUUID
-		}
-		q(o, typeSchema(t, false), "Checked and logged; not a filter.")
-	}
-	for _, prefix := range []string{"Filter.", ""} {
-		if prefix == "" && !paging {
-			break
-		}
-		q(prefix+"Page", obj{"type": "integer", "minimum": 1, "default": 1}, "")
-		q(prefix+"Take", obj{"type": "integer", "minimum": 1, "maximum": r.MaxTake, "default": engine.DefaultTake}, "")
-		q(prefix+"Sort", obj{"type": "string"}, "Comma list of `Field` or `Field asc|desc`.")
-		q(prefix+"Includes", obj{"type": "string"}, "Comma list of members to return, in order.")
-		q(prefix+"Excludes", obj{"type": "string"}, "Comma list of members to leave out.")
-		q(prefix+"Format", obj{"type": "string", "enum": []string{"json", "csv"}}, "")
 	}
 	return out
 }
 
-func typeSchema(t engine.Type, nullable bool) obj {
-	var s obj
-	switch t {
-	case engine.TypeUUID:
-		s = obj{"type": "string", "format": "uuid"}
-	case engine.TypeBool:
-		s = obj{"type": "boolean"}
-	case engine.TypeInt:
-		s = obj{"type": "integer", "format": "int32"}
-	case engine.TypeDateTime:
-		s = obj{"type": "string", "format": "date-time", "description": "ISO 8601 with an offset; up to 7 fraction digits."}
-	default:
-		s = obj{"type": "string"}
+// add puts an operation on a path.
+func (d *document) add(path, method string, op obj) {
+	item, _ := d.paths[path].(obj)
+	if item == nil {
+		item = obj{}
+		d.paths[path] = item
 	}
-	if nullable {
-		s["type"] = []any{s["type"], "null"}
-	}
-	return s
+	item[strings.ToLower(method)] = op
 }
 
-func recordSchema(fields []*engine.Field) obj {
-	props := obj{}
-	var req []string
-	for _, f := range fields {
-		props[f.Name] = typeSchema(f.Type, f.Nullable)
-		req = append(req, f.Name)
-	}
-	return obj{"type": "object", "properties": props, "required": req}
+// moduleTags describes the module tags; a route's Tag must be one of them.
+var moduleTags = map[string]string{
+	"platform":   "Health, version, route settings and date/time formats of the platform.",
+	"security":   "Access tokens, session cookies and the permission settings.",
+	"compliance": "The compliance plugin: status counts and scores per department, learner and measurement.",
+	"gradebook":  "Gradebook export files and their download.",
+	"people":     "People import into the caller's organization.",
+	"document":   "This OpenAPI document and its browsable reference page.",
+	"events":     "Version 1: exam events and classes.",
+	"registrations": "Version 1: registrations of learners on exam events, their assessment forms and " +
+		"accommodations.",
+	"integration": "Version 1: callbacks from learning-activity partners.",
 }
 
-func inputSchema(r *engine.Resource) obj {
-	props := obj{}
-	var req []string
-	for _, f := range r.Fields {
-		s := typeSchema(f.Type, f.Nullable)
-		if f.ReadOnly {
-			s["readOnly"] = true
+// route adds a described route.
+func (d *document) route(m route.Route) {
+	path, v1 := v2Prefix+m.Path, strings.HasPrefix(m.Path, "/")
+	if v1 {
+		path = m.Path
+	}
+	group := tagGroupModules
+	if v1 {
+		group = tagGroupV1
+	}
+	desc, ok := moduleTags[m.Tag]
+	if !ok {
+		panic("handlers: openapi: route " + m.Method + " " + m.Path + " has no known Tag: " + m.Tag)
+	}
+	d.tag(m.Tag, desc, group)
+	var params []any
+	if !v1 {
+		params = append(params, obj{"$ref": "#/components/parameters/partition"})
+	}
+	described := map[string]bool{}
+	for _, p := range m.Params {
+		described[p.Name] = true
+		params = append(params, paramJSON(p))
+	}
+	if m.QueryOf != "" {
+		r, ok := d.reg.ByName(m.QueryOf)
+		if !ok {
+			panic("handlers: openapi: route " + m.Method + " " + m.Path + " takes the query of " + m.QueryOf + ", which is not a record group")
 		}
-		if f.Type == engine.TypeString {
-			s["maxLength"] = f.MaxLen
-		}
-		props[f.Name] = s
-		if f.Required {
-			req = append(req, f.Name)
+		params = append(params, filterParams(r)...)
+		params = append(params, listParams(r)...)
+	}
+	for _, v := range pathVar.FindAllStringSubmatch(m.Path, -1) {
+		if !described[v[1]] {
+			params = append(params, obj{"name": v[1], "in": "path", "required": true, "schema": obj{"type": "string"}})
 		}
 	}
-	sort.Strings(req)
-	out := obj{"type": "object", "properties": props, "additionalProperties": false}
-	if len(req) > 0 {
-		out["required"] = req
+	op := obj{"summary": m.Summary, "operationId": m.OperationID, "tags": []string{m.Tag}}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	if m.OperationID == "" {
+		op["operationId"] = operationID(m.Method, m.Path)
+	}
+	if m.Description != "" {
+		op["description"] = m.Description
+	}
+	if m.Body != nil {
+		rb := obj{"required": m.Body.Required, "content": contentJSON(m.Body.Content, true)}
+		if m.Body.Description != "" {
+			rb["description"] = m.Body.Description
+		}
+		op["requestBody"] = rb
+	}
+	resp := obj{}
+	for _, r := range m.Responses {
+		out := obj{"description": r.Description}
+		if len(r.Headers) > 0 {
+			hs := obj{}
+			for _, h := range r.Headers {
+				hs[h.Name] = obj{"description": h.Description, "required": h.Required, "schema": schemaJSON(h.Schema, false)}
+			}
+			out["headers"] = hs
+		}
+		if len(r.Content) > 0 {
+			out["content"] = contentJSON(r.Content, false)
+		}
+		resp[strconv.Itoa(r.Status)] = out
+	}
+	// Every route reads its query string and path through handlers/request, which refuses a
+	// malformed one (400); every route with a body reads it there too (413, 415).
+	errs := append([]int{http.StatusBadRequest, http.StatusInternalServerError}, m.Errors...)
+	if m.Body != nil {
+		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+	}
+	if !v1 {
+		errs = append(errs, http.StatusNotFound)
+	}
+	switch m.Access {
+	case route.Public:
+		op["security"] = []obj{}
+	case route.Authenticated:
+		errs = append(errs, http.StatusUnauthorized)
+	case route.Protected:
+		errs = append(errs, http.StatusUnauthorized, http.StatusForbidden)
+		op["description"] = strings.TrimSpace(m.Description + "\n\nNeeds the permission " + m.Need + " on `" + m.Object + "`.")
+	}
+	if v1 && m.Access != route.Public {
+		op["security"] = []obj{{"bearer": []string{}}}
+	}
+	addProblems(resp, errs)
+	op["responses"] = resp
+	d.add(path, m.Method, op)
+}
+
+// addProblems adds the problem responses of statuses that resp does not describe otherwise.
+func addProblems(resp obj, statuses []int) {
+	for _, st := range statuses {
+		key := strconv.Itoa(st)
+		if _, ok := resp[key]; ok {
+			continue
+		}
+		if _, ok := problemNames[st]; !ok {
+			panic("handlers: openapi: no problem response for status " + key)
+		}
+		resp[key] = obj{"$ref": "#/components/responses/" + problemNames[st]}
+	}
+}
+
+// contentJSON is a body per media type; in a request (decoded) the members of reflected Go
+// structs are optional, as a JSON decoder leaves an absent member at its zero value.
+func contentJSON(cs []route.Content, request bool) obj {
+	out := obj{}
+	for _, c := range cs {
+		out[c.MediaType] = obj{"schema": schemaJSON(c.Schema, request)}
 	}
 	return out
+}
+
+func paramJSON(p route.Param) obj {
+	out := obj{"name": p.Name, "in": string(p.In), "schema": schemaJSON(p.Schema, false)}
+	if p.Description != "" {
+		out["description"] = p.Description
+	}
+	if p.Required || p.In == route.InPath {
+		out["required"] = true
+	}
+	return out
+}
+
+// operationID derives an operation's name from its method and path: "get" and
+// "/api/events/{event}/cancel" give "postApiEventsEventCancel".
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '-' || r == '{' || r == '}' || r == '.' }) {
+		b.WriteString(strings.ToUpper(seg[:1]) + seg[1:])
+	}
+	return b.String()
+}
+
+// problemNames names the component response of each problem status.
+var problemNames = map[int]string{
+	http.StatusBadRequest:            "BadRequest",
+	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusForbidden:             "Forbidden",
+	http.StatusNotFound:              "NotFound",
+	http.StatusNotAcceptable:         "NotAcceptable",
+	http.StatusRequestEntityTooLarge: "ContentTooLarge",
+	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
+	http.StatusTooManyRequests:       "TooManyRequests",
+	http.StatusInternalServerError:   "InternalServerError",
+	http.StatusServiceUnavailable:    "ServiceUnavailable",
+}
+
+func problemResponses() obj {
+	problem := obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}}
+	desc := map[int]string{
+		http.StatusBadRequest:            "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
+		http.StatusUnauthorized:          "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
+		http.StatusForbidden:             "The credential is valid but does not carry the permission the operation needs.",
+		http.StatusNotFound:              "No such partition, record or resource (a malformed identifier in the path is a 404 too).",
+		http.StatusNotAcceptable:         "`Accept` names no media type the operation answers in.",
+		http.StatusRequestEntityTooLarge: "The body is larger than the operation takes (1 MiB; people import 32 MiB; security operations 64 KiB).",
+		http.StatusUnsupportedMediaType:  "`Content-Type` is not JSON.",
+		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",
+		http.StatusInternalServerError:   "An unexpected error; it is logged.",
+		http.StatusServiceUnavailable: "The partition's database cannot serve the request now: it cannot be reached, did not answer " +
+			"within the server's database timeout, or refuses connections (too many clients). Retry after `Retry-After` seconds.",
+	}
+	out := obj{}
+	for st, name := range problemNames {
+		r := obj{"description": desc[st], "content": problem}
+		switch st {
+		case http.StatusUnauthorized:
+			r["headers"] = obj{"WWW-Authenticate": obj{"required": true, "description": "The scheme to authenticate with.",
+				"schema": obj{"type": "string", "examples": []string{`Bearer realm="credo"`}}}}
+		case http.StatusTooManyRequests:
+			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before the next attempt.",
+				"schema": obj{"type": "integer", "minimum": 0}}}
+		case http.StatusServiceUnavailable:
+			r["headers"] = obj{"Retry-After": obj{"required": true, "description": "Seconds to wait before retrying.",
+				"schema": obj{"type": "integer", "minimum": 0}}}
+		}
+		out[name] = r
+	}
+	return out
+}
+
+// requestIDHeader names the request id's header (observe.RequestIDHeader) in the document.
+const requestIDHeader = observe.RequestIDHeader
+
+// requestIDHeaderJSON describes X-Request-Id, which every answer carries (the observer sets it
+// before any handler runs).
+func requestIDHeaderJSON() obj {
+	return obj{"required": true,
+		"description": "The request's id: the client's own `X-Request-Id` when it sent one of 1 to " +
+			strconv.Itoa(observe.MaxRequestIDLen) + " printable ASCII characters without spaces, else one credo made " +
+			"(32 hexadecimal digits). Problem documents repeat it as `RequestId`; the server's log lines carry it.",
+		"schema": obj{"type": "string", "minLength": 1, "maxLength": observe.MaxRequestIDLen, "pattern": `^[!-~]+$`}}
+}
+
+// markRequestID adds X-Request-Id to each answer of responses that is not a reference to a
+// shared answer (those carry it themselves).
+func markRequestID(responses obj) {
+	for _, v := range responses {
+		r := v.(obj)
+		if _, ref := r["$ref"]; ref {
+			continue
+		}
+		hs, _ := r["headers"].(obj)
+		if hs == nil {
+			hs = obj{}
+			r["headers"] = hs
+		}
+		hs[requestIDHeader] = obj{"$ref": "#/components/headers/" + requestIDHeader}
+	}
 }
 
 func problemSchema() obj {
-	return obj{"type": "object", "properties": obj{
-		"Type": obj{"type": "string"}, "Title": obj{"type": "string"}, "Status": obj{"type": "integer"},
-		"Detail": obj{"type": "string"}, "Instance": obj{"type": "string"},
-		"Errors": obj{"type": "object", "additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
-	}}
+	return obj{"type": "object", "description": "An RFC 9457 problem document with PascalCase members.",
+		"properties": obj{
+			"Type":     obj{"type": "string", "description": "A URI naming the problem type; `about:blank` for the plain status."},
+			"Title":    obj{"type": "string", "description": "The status text."},
+			"Status":   obj{"type": "integer", "description": "The HTTP status."},
+			"Detail":   obj{"type": "string", "description": "What is wrong, for a person."},
+			"Instance": obj{"type": "string", "description": "The request path."},
+			"Errors": obj{"type": "object", "description": "The messages per parameter or member that is wrong.",
+				"additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
+			"RequestId": obj{"type": "string", "description": "The request's id, as in its X-Request-Id header: quote it when reporting the problem."},
+		},
+		"required": []string{"Type", "Title", "Status"},
+	}
+}
+
+func countSchema() obj {
+	return obj{"type": "object", "properties": obj{"Count": obj{"type": "integer", "minimum": 0}},
+		"required": []string{"Count"}, "additionalProperties": false}
+}
+
+// paginationHeader is X-Query-Pagination of list and search. It is a string holding JSON
+// rather than a header with content, which generated clients (oapi-codegen) cannot read.
+func paginationHeader() obj {
+	return obj{"required": true,
+		"description": "The page as a JSON object: `Page`, `PageSize` (the Take) and `TotalCount` (all matching records).",
+		"schema": obj{"type": "string", "pattern": `^\{"Page":[0-9]+,"PageSize":[0-9]+,"TotalCount":[0-9]+\}$`,
+			"examples": []string{`{"Page":1,"PageSize":20,"TotalCount":57}`}}}
 }

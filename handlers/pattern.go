@@ -7,7 +7,7 @@ import (
 	"github.com/gorilla/mux"
 )
 
-// pattern matches a route template such as "/v2/{partition}/security/users-comments/{key0}"
+// pattern matches a route template such as "/v2/{partition}/security/users-comments/{CommentIdentifier}"
 // segment by segment, with the meaning gorilla/mux gives it (a variable is one non-empty
 // segment, no trailing slash unless the template has one), but without a regular expression:
 // matching every route of a bucket with regular expressions was a tenth of the CPU of a get by

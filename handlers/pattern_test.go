@@ -14,8 +14,8 @@ func TestPatternMatchesLikeMux(t *testing.T) {
 	templates := []string{
 		"/v2/{partition}/security/users-comments",
 		"/v2/{partition}/security/users-comments/count",
-		"/v2/{partition}/security/users-comments/{key0}",
-		"/v2/{partition}/directory/memberships/{key0}/{key1}",
+		"/v2/{partition}/security/users-comments/{CommentIdentifier}",
+		"/v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier}",
 		"/v2/{partition}/security/settings/",
 		"/v2/{partition}/progress/gradebooks/download/{key}",
 	}
@@ -28,9 +28,9 @@ func TestPatternMatchesLikeMux(t *testing.T) {
 		"/v2/e01/security/users-comments/a/b",
 		"/v2//security/users-comments/x",
 		"/v2/e01/security/users-comments//",
-		"/v2/e01/directory/memberships/a/b",
-		"/v2/e01/directory/memberships/a/",
-		"/v2/e01/directory/memberships/a",
+		"/v2/e01/security/users-connections/a/b",
+		"/v2/e01/security/users-connections/a/",
+		"/v2/e01/security/users-connections/a",
 		"/v2/e01/security/settings/",
 		"/v2/e01/security/settings",
 		"/v2/e01/progress/gradebooks/download/k%20ey",

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 
 	"credo/engine"
 	"credo/handlers"
+	"credo/handlers/observe"
+	"credo/internal/testauth"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -51,7 +55,15 @@ func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
 	b.Cleanup(func() { db.Close() })
 	s, _ := db.Store(p)
 	c := testenv.SeedComments(b, s, benchRows, benchUsers)
-	return &benchEnv{h: (&handlers.Server{Registry: reg, Database: db}).Handler(), partition: p, ids: c.IDs, pairs: c.Pairs}
+	// The access lines are formatted as in production and thrown away, so that the benchmark
+	// counts the observer's cost without writing to the terminal.
+	obs := observe.New(observe.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := &handlers.Server{Registry: reg, Database: db, Observer: obs, Auth: testauth.Operator(), Authz: testauth.AllowAll{}}
+	h, err := srv.Handler()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &benchEnv{h: h, partition: p, ids: c.IDs, pairs: c.Pairs}
 }
 
 // serve runs one request through the handler and checks its status.

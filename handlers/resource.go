@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,16 +13,28 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/deadline"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // MaxBodyBytes caps create, update and patch bodies (decisions §3); larger is a 413.
-const MaxBodyBytes = 1 << 20
+const MaxBodyBytes = request.MaxBodyBytes
 
 // resourceHandler serves the standard operations of one record group: decode, one engine
 // call, write.
 type resourceHandler struct {
 	res *engine.Resource
+	// check is the group's write check (hooks: authorize:), nil when it names none.
+	check engine.WriteCheck
+}
+
+// writing returns the request's context with the group's write check attached.
+func (h *resourceHandler) writing(r *http.Request) context.Context {
+	if h.check == nil {
+		return r.Context()
+	}
+	return engine.WithWriteCheck(r.Context(), h.res, h.check)
 }
 
 func (h *resourceHandler) handler(op engine.Op) problem.HandlerFunc {
@@ -58,11 +69,16 @@ func (h *resourceHandler) scope(r *http.Request) string {
 	return auth.FromContext(r.Context()).Scope()
 }
 
+// key reads the item's key from the path: text that is not valid UTF-8 or holds U+0000 is a
+// 400 naming the key member; text that is not of the key's type is no such record (404).
 func (h *resourceHandler) key(r *http.Request) ([]any, error) {
 	vars := mux.Vars(r)
 	segs := make([]string, len(h.res.Key))
-	for i := range segs {
-		segs[i] = vars[keyVar(i)]
+	for i, k := range h.res.Key {
+		segs[i] = vars[k.Name]
+		if err := request.CheckPath(k.Name, segs[i]); err != nil {
+			return nil, err
+		}
 	}
 	return h.res.ParseKey(segs)
 }
@@ -77,7 +93,11 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	fields := h.res.Output
 	if r.URL.RawQuery != "" {
-		if fields, err = h.res.ParseFields(r.URL.Query()); err != nil {
+		values, err := request.Query(r)
+		if err != nil {
+			return err
+		}
+		if fields, err = h.res.ParseFields(values); err != nil {
 			return err
 		}
 	}
@@ -111,11 +131,11 @@ func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r)
+	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	rec, err := engine.StoreFrom(r.Context()).Create(r.Context(), h.res, body, h.scope(r))
+	rec, err := engine.StoreFrom(r.Context()).Create(h.writing(r), h.res, body, h.scope(r))
 	if err != nil {
 		return err
 	}
@@ -143,11 +163,11 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
+	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	if err := verb(engine.StoreFrom(r.Context()), r.Context(), h.res, key, body, h.scope(r)); err != nil {
+	if err := verb(engine.StoreFrom(r.Context()), h.writing(r), h.res, key, body, h.scope(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
@@ -159,7 +179,7 @@ func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := engine.StoreFrom(r.Context()).Delete(r.Context(), h.res, key, h.scope(r)); err != nil {
+	if err := engine.StoreFrom(r.Context()).Delete(h.writing(r), h.res, key, h.scope(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
@@ -170,7 +190,11 @@ func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
 	if _, err := negotiate(r, false); err != nil {
 		return err
 	}
-	q, err := h.res.ParseQuery(r.URL.Query(), engine.KindCount)
+	values, err := request.Query(r)
+	if err != nil {
+		return err
+	}
+	q, err := h.res.ParseQuery(values, engine.KindCount)
 	if err != nil {
 		return err
 	}
@@ -189,12 +213,16 @@ func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		q, err := h.res.ParseQuery(r.URL.Query(), kind)
+		values, err := request.Query(r)
+		if err != nil {
+			return err
+		}
+		q, err := h.res.ParseQuery(values, kind)
 		if err != nil {
 			return err
 		}
 		logOrigin(r, q.Origin)
-		if !hasFormat(r.URL.Query()) {
+		if !hasFormat(values) {
 			q.Format = accept
 		}
 		q.Org = h.scope(r)
@@ -208,25 +236,13 @@ func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
 		}{q.Page, q.Take, total})
 		w.Header().Set("X-Query-Pagination", string(pg))
 		if q.Format == engine.FormatCSV {
-			return writeCSV(w, recs, q.Fields)
+			return writeCSV(w, r, recs, q.Fields)
 		}
-		return writeRecords(w, recs, q.Fields)
+		return writeRecords(w, r, recs, q.Fields)
 	}
 }
 
 func hasFormat(v url.Values) bool { return v.Has("Format") || v.Has("Filter.Format") }
-
-// readBody reads a JSON body of at most MaxBodyBytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONType(ct) {
-		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not JSON; send application/json.", ct)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		return nil, fmt.Errorf("handlers: read body: %w", err)
-	}
-	return body, nil
-}
 
 func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {
 	b := engine.AppendJSON(make([]byte, 0, 512), rec, fields)
@@ -236,7 +252,10 @@ func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []
 	return err
 }
 
-func writeRecords(w http.ResponseWriter, recs []engine.Record, fields []*engine.Field) error {
+// writeRecords writes a page of records as a JSON array. A page larger than deadline.Chunk
+// goes out through deadline.Writer, so that a large page to a slow reader finishes as long as
+// it keeps reading.
+func writeRecords(w http.ResponseWriter, r *http.Request, recs []engine.Record, fields []*engine.Field) error {
 	b := make([]byte, 0, 256*len(recs)+2)
 	b = append(b, '[')
 	for i, rec := range recs {
@@ -248,25 +267,27 @@ func writeRecords(w http.ResponseWriter, recs []engine.Record, fields []*engine.
 	b = append(b, ']', '\n')
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(b)
+	var out io.Writer = w
+	if len(b) > deadline.Chunk {
+		out = deadline.Writer(w, r, w)
+	}
+	_, err := out.Write(b)
 	return err
 }
 
-func writeCSV(w http.ResponseWriter, recs []engine.Record, fields []*engine.Field) error {
+// writeCSV answers records as CSV with the one engine.CSVWriter (values byte for byte),
+// through deadline.Writer.
+func writeCSV(w http.ResponseWriter, r *http.Request, recs []engine.Record, fields []*engine.Field) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	if err := cw.Write(engine.Names(fields)); err != nil {
+	cw := engine.NewCSVWriter(deadline.Writer(w, r, w), fields)
+	if err := cw.WriteHeader(); err != nil {
 		return err
 	}
-	var cells []string
 	for _, rec := range recs {
-		cells = engine.TextValues(rec, fields, cells)
-		if err := cw.Write(cells); err != nil {
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
 }

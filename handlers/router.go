@@ -4,15 +4,19 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gorilla/mux"
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/observe"
 	"credo/handlers/problem"
 	"credo/handlers/route"
 )
@@ -22,9 +26,12 @@ type Authenticator interface {
 	Authenticate(r *http.Request, partition string) (*auth.Principal, error)
 }
 
-// Authorizer decides whether a caller may use a permission flag on an object (a group path).
+// Authorizer decides whether a caller may use a permission flag on an object (a group path),
+// and supplies the write checks that descriptors name in `hooks: authorize:`.
 type Authorizer interface {
 	Allow(ctx context.Context, p *auth.Principal, object, need string) error
+	// WriteCheck returns the named check, false when the authorizer has none of that name.
+	WriteCheck(name string) (engine.WriteCheck, bool)
 }
 
 // Server holds what the router needs; build it with its fields and call Handler.
@@ -33,17 +40,30 @@ type Server struct {
 	Database *engine.Database
 	// Modules are the hand-written v2 routes (platform, security, compliance, gradebook export…).
 	Modules []route.Route
-	// Auth authenticates protected routes; nil serves every route anonymously (tests of the
-	// engine's HTTP behaviour only — cmd/credo always sets it).
+	// Auth authenticates every route that is not public. Required: Handler refuses to build a
+	// server without it rather than serve anonymously.
 	Auth Authenticator
-	// Authz authorizes protected routes; nil allows every authenticated caller.
+	// Authz authorizes protected routes and supplies the descriptors' write checks. Required.
 	Authz Authorizer
 	// Root, when set, receives the router so that other APIs (version 1) can mount on it.
 	Root func(r *mux.Router)
+	// Mounted describes the routes that Root mounts, with paths from the root ("/api/…"), for
+	// the OpenAPI document; their Handlers are not used.
+	Mounted []route.Route
+	// Observer gives every request (v2, v1, probes) its id, access line and metrics; nil means
+	// one that logs to slog.Default() and registers its metrics nowhere.
+	Observer *observe.Observer
+	// CORSOrigins are the origins whose browser scripts may call the API (see cors.go); none
+	// means no CORS headers at all.
+	CORSOrigins []string
+
+	draining atomic.Bool
 }
 
-// Endpoint is one routed v2 operation, as security/settings/endpoints and OpenAPI list it.
+// Endpoint is one routed operation, as security/settings/endpoints and resources list it.
 type Endpoint struct {
+	// Path is relative to /v2/{partition}/ for a v2 operation, and from the root ("/api/…")
+	// for a Mounted (version-1) one.
 	Method, Path, Summary string
 	Access                route.Access
 	Object, Need          string
@@ -52,7 +72,8 @@ type Endpoint struct {
 	Op       engine.Op
 }
 
-// Endpoints lists every v2 operation the server routes, generated ones first, sorted by path.
+// Endpoints lists every operation the server routes: the generated v2 ones, the modules',
+// then the Mounted (version-1) ones, whose permission objects are granted like the groups'.
 func (s *Server) Endpoints() []Endpoint {
 	var out []Endpoint
 	for _, r := range s.Registry.Public() {
@@ -61,33 +82,62 @@ func (s *Server) Endpoints() []Endpoint {
 				Access: route.Protected, Object: r.Path, Need: opNeed[op], Resource: r, Op: op})
 		}
 	}
-	for _, m := range s.Modules {
-		out = append(out, Endpoint{Method: m.Method, Path: m.Path, Summary: m.Summary, Access: m.Access, Object: m.Object, Need: m.Need})
+	for _, routes := range [][]route.Route{s.Modules, s.Mounted} {
+		for _, m := range routes {
+			out = append(out, Endpoint{Method: m.Method, Path: m.Path, Summary: m.Summary, Access: m.Access, Object: m.Object, Need: m.Need})
+		}
 	}
 	return out
 }
 
-// Handler builds the router.
-func (s *Server) Handler() http.Handler {
-	root := mux.NewRouter()
+// Handler builds the router behind the middleware that every request passes: the observer
+// (request id, access line, metrics), the nosniff header, CORS, then panic recovery. A path
+// with an empty, "." or ".." segment is a 404 for every method, never a redirect (see
+// isCleanPath); so is any path no route matches. It fails closed: without a registry, a
+// database, an authenticator or an authorizer, or when the authorizer lacks a write check that
+// a descriptor names, it returns an error instead of a server that would let callers through.
+func (s *Server) Handler() (http.Handler, error) {
+	if s.Registry == nil || s.Database == nil {
+		return nil, errors.New("handlers: a server needs a registry and a database")
+	}
+	if s.Auth == nil || s.Authz == nil {
+		return nil, errors.New("handlers: a server needs an authenticator and an authorizer; it never serves protected routes without them")
+	}
+	checks := map[*engine.Resource]engine.WriteCheck{}
+	for _, r := range s.Registry.Public() {
+		c, err := s.writeCheck(r)
+		if err != nil {
+			return nil, err
+		}
+		checks[r] = c
+	}
+	if s.Observer == nil {
+		s.Observer = observe.New(observe.Options{})
+	}
+	root := mux.NewRouter().SkipClean(true)
 	root.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
 	})
 	root.MethodNotAllowedHandler = root.NotFoundHandler
-	v2 := newV2Router(root.NotFoundHandler, s.partition)
+	v2 := newV2Router(root.NotFoundHandler, s.partition, s.Observer)
 
 	allowed := map[string][]string{}
 	add := func(method, path string, h http.Handler) {
 		v2.handle(path, h).Methods(method)
 		allowed[path] = append(allowed[path], method)
 	}
-	add(http.MethodGet, "openapi.json", problem.HandlerFunc(s.serveOpenAPI))
+	for _, m := range s.ownRoutes() {
+		add(m.Method, m.Path, m.Handler)
+	}
 	for _, m := range s.Modules {
 		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, m.Handler))
+		if m.Probe {
+			s.Observer.Route(v2Prefix + m.Path).Probe = true
+		}
 	}
 	// Collection sub-paths first, so that "count" and "search" are never taken for an id.
 	for _, r := range s.Registry.Public() {
-		h := &resourceHandler{res: r}
+		h := &resourceHandler{res: r, check: checks[r]}
 		for _, op := range []engine.Op{engine.OpCount, engine.OpSearch, engine.OpList, engine.OpCreate} {
 			path := opPath(r, op)
 			if _, seen := allowed[path]; !seen {
@@ -101,7 +151,7 @@ func (s *Server) Handler() http.Handler {
 		}
 	}
 	for _, r := range s.Registry.Public() {
-		h := &resourceHandler{res: r}
+		h := &resourceHandler{res: r, check: checks[r]}
 		for _, op := range []engine.Op{engine.OpGet, engine.OpExists, engine.OpUpdate, engine.OpPatch, engine.OpDelete} {
 			path := opPath(r, op)
 			if _, seen := allowed[path]; !seen {
@@ -123,16 +173,72 @@ func (s *Server) Handler() http.Handler {
 		sort.Strings(methods)
 		v2.handle(p, methodNotAllowed(methods))
 	}
+	s.probes(root)
 	if s.Root != nil {
 		s.Root(root)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	root.Use(s.nameRoute)
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isCleanPath(r.URL.Path) {
+			root.NotFoundHandler.ServeHTTP(w, r)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/v2/") {
 			v2.ServeHTTP(w, r)
 			return
 		}
 		root.ServeHTTP(w, r)
 	})
+	h = recoverPanics(h)
+	h = s.cors(h)
+	h = nosniff(h)
+	return s.Observer.Handler(h), nil
+}
+
+// nosniff marks every response, preflights and panics' problems included: no response of the
+// service is content a browser should sniff into another type.
+func nosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// nameRoute records the template of the root router's route (version 1, probes) that a
+// request matched.
+func (s *Server) nameRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt := mux.CurrentRoute(r); rt != nil {
+			if t, err := rt.GetPathTemplate(); err == nil {
+				observe.NameRoute(r, s.Observer.Route(t))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeCheck resolves the checks a descriptor names (hooks: authorize:) with the authorizer
+// into one that runs them all in order; nil when it names none.
+func (s *Server) writeCheck(r *engine.Resource) (engine.WriteCheck, error) {
+	var checks []engine.WriteCheck
+	for _, name := range r.Authorize {
+		c, ok := s.Authz.WriteCheck(name)
+		if !ok || c == nil {
+			return nil, fmt.Errorf("handlers: %s names the authorize check %q, which the authorizer does not supply", r.File, name)
+		}
+		checks = append(checks, c)
+	}
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	return func(ctx context.Context, tx *engine.Store, res *engine.Resource, old, new engine.Record) error {
+		for _, c := range checks {
+			if err := c(ctx, tx, res, old, new); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // v2Router dispatches a /v2/{partition}/... request by the first two segments after the
@@ -144,17 +250,19 @@ type v2Router struct {
 	buckets    map[string]*mux.Router
 	other      *mux.Router
 	middleware mux.MiddlewareFunc
+	obs        *observe.Observer
 }
 
-func newV2Router(notFound http.Handler, middleware mux.MiddlewareFunc) *v2Router {
-	v := &v2Router{buckets: map[string]*mux.Router{}, middleware: middleware}
+func newV2Router(notFound http.Handler, middleware mux.MiddlewareFunc, obs *observe.Observer) *v2Router {
+	v := &v2Router{buckets: map[string]*mux.Router{}, middleware: middleware, obs: obs}
 	v.other = v.router(notFound)
 	return v
 }
 
-// router returns a router whose unmatched requests go to fallback.
+// router returns a router whose unmatched requests go to fallback. It never cleans a path
+// and redirects (Handler answers unclean paths with 404 before routing).
 func (v *v2Router) router(fallback http.Handler) *mux.Router {
-	r := mux.NewRouter()
+	r := mux.NewRouter().SkipClean(true)
 	r.NotFoundHandler, r.MethodNotAllowedHandler = fallback, fallback
 	return r
 }
@@ -169,7 +277,8 @@ func (v *v2Router) handle(path string, h http.Handler) *mux.Route {
 			v.buckets[key] = r
 		}
 	}
-	return r.NewRoute().MatcherFunc(compilePattern("/v2/{partition}/" + path).match).Handler(v.middleware(h))
+	template := v2Prefix + path
+	return r.NewRoute().MatcherFunc(compilePattern(template).match).Handler(observe.Name(v.obs.Route(template), v.middleware(h)))
 }
 
 func (v *v2Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -205,13 +314,15 @@ func (s *Server) partition(next http.Handler) http.Handler {
 			problem.Write(w, r, problem.New(http.StatusNotFound, "The partition %q does not exist.", slug))
 			return
 		}
+		observe.SetPartition(r, slug)
 		next.ServeHTTP(w, r.WithContext(engine.WithStore(r.Context(), store)))
 	})
 }
 
-// guard authenticates and authorizes a route per its access level.
+// guard authenticates and authorizes a route per its access level. Handler has checked that
+// the server has an authenticator and an authorizer; a principal is required from here on.
 func (s *Server) guard(access route.Access, object, need string, h http.Handler) http.Handler {
-	if access == route.Public || s.Auth == nil {
+	if access == route.Public {
 		return h
 	}
 	return problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -220,8 +331,12 @@ func (s *Server) guard(access route.Access, object, need string, h http.Handler)
 		if err != nil {
 			return err
 		}
+		if p == nil {
+			return fmt.Errorf("handlers: the authenticator returned no caller: %w", auth.ErrUnauthenticated)
+		}
+		observe.SetUser(r, p.UserIdentifier)
 		ctx := auth.WithPrincipal(r.Context(), p)
-		if access == route.Protected && s.Authz != nil {
+		if access == route.Protected {
 			if err := s.Authz.Allow(ctx, p, object, need); err != nil {
 				return err
 			}
@@ -271,13 +386,11 @@ func opPath(r *engine.Resource, op engine.Op) string {
 		return r.Path
 	}
 	p := r.Path
-	for i := range r.Key {
-		p += "/{" + keyVar(i) + "}"
+	for _, k := range r.Key {
+		p += "/{" + k.Name + "}"
 	}
 	return p
 }
-
-func keyVar(i int) string { return "key" + string(rune('0'+i)) }
 
 func opSummary(r *engine.Resource, op engine.Op) string {
 	switch op {

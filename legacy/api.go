@@ -1,6 +1,8 @@
 package legacy
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -10,7 +12,10 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/limit"
+	"credo/handlers/observe"
 	"credo/handlers/problem"
+	"credo/handlers/route"
 )
 
 // Deps are what the version-1 API needs from the server that mounts it.
@@ -21,15 +26,30 @@ type Deps struct {
 	// "Authorization: Bearer <secret>"). It returns nil and no error when the request carries no
 	// credential, and an error wrapping auth.ErrUnauthenticated for one that is not valid.
 	Authenticate func(*http.Request) (*auth.Principal, error)
+	// Authz decides the permission each protected route names (its Object and Need), as it
+	// does for version 2: handlers/security's authorizer. Required: version 1 is never served
+	// without permission checks.
+	Authz Authorizer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Limits bound the anonymous partner callback per client address (limit.Callback); nil
+	// means limit.Defaults.
+	Limits *limit.Set
+}
+
+// Authorizer decides whether a caller may use a permission flag (Need) on a permission object
+// (Object); a refusal wraps auth.ErrForbidden and names both. handlers.Authorizer is one.
+type Authorizer interface {
+	Allow(ctx context.Context, p *auth.Principal, object, need string) error
 }
 
 // api is the version-1 API bound to its partition; every table name it uses comes from t.
 type api struct {
 	store        *engine.Store
 	authenticate func(*http.Request) (*auth.Principal, error)
+	authz        Authorizer
 	clock        func() time.Time
+	limits       *limit.Set
 	t            tables
 	sql          fragments
 }
@@ -39,48 +59,28 @@ type api struct {
 const uuidPattern = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
 
 // Routes mounts every version-1 operation of api.md under /api on the root router r. Other
-// methods on those paths answer 405 with Allow. It panics when the registry lacks a descriptor
-// or member that the version-1 API reads, which is a build defect like a bad embedded file.
+// methods on those paths answer 405 with Allow. Every route that is not public authenticates
+// and then asks deps.Authz for its permission. It panics when deps lacks the store, the
+// authenticator or the authorizer, or when the registry lacks a descriptor or member that the
+// version-1 API reads: build defects like a bad embedded file, found when the server is built.
 func Routes(r *mux.Router, deps Deps) {
 	a := newAPI(deps)
-	const (
-		reg = "/api/registrations/{registration:" + uuidPattern + "}"
-		ev  = "/api/events/{event:" + uuidPattern + "}"
-	)
-	routes := []struct {
-		method, path string
-		anonymous    bool
-		h            problem.HandlerFunc
-	}{
-		{http.MethodGet, "/api/events/list-events", false, a.listEvents},
-		{http.MethodGet, "/api/events/classes", true, a.classes},
-		{http.MethodGet, "/api/events/scrap-paper", true, a.scrapPaper},
-		{http.MethodPost, ev, false, a.addEvent},
-		{http.MethodPost, ev + "/cancel", false, a.cancelEvent},
-		{http.MethodPost, "/api/registrations/count", false, a.countRegistrations},
-		{http.MethodPost, "/api/registrations/search", false, a.searchRegistrations},
-		{http.MethodGet, reg, false, a.getRegistration},
-		{http.MethodDelete, reg, false, a.deleteRegistration},
-		{http.MethodPost, reg + "/commands/register-lax", false, a.registerLax},
-		{http.MethodPost, reg + "/commands/transfer-lax", false, a.transferLax},
-		{http.MethodPost, reg + "/commands/cancel", false, a.cancelRegistration},
-		{http.MethodPost, reg + "/commands/change-assessment", false, a.changeAssessment},
-		{http.MethodPost, reg + "/commands/grant-accommodation", false, a.grantAccommodation},
-		{http.MethodPost, reg + "/commands/revoke-accommodation", false, a.revokeAccommodation},
-		{http.MethodPost, "/api/integration/partner/callback/{activity:" + uuidPattern + "}/{learner:" + uuidPattern + "}", true, a.callback},
-	}
 	allowed := map[string][]string{}
 	var paths []string
-	for _, rt := range routes {
-		var h http.Handler = rt.h
-		if !rt.anonymous {
-			h = a.protect(rt.h)
+	for _, rt := range a.routes() {
+		if err := checkAccess(rt); err != nil {
+			panic(err)
 		}
-		r.Handle(rt.path, h).Methods(rt.method)
-		if _, seen := allowed[rt.path]; !seen {
-			paths = append(paths, rt.path)
+		h := rt.Handler
+		if rt.Access != route.Public {
+			h = a.protect(rt)
 		}
-		allowed[rt.path] = append(allowed[rt.path], rt.method)
+		path := muxPath(rt)
+		r.Handle(path, a.inPartition(h)).Methods(rt.Method)
+		if _, seen := allowed[path]; !seen {
+			paths = append(paths, path)
+		}
+		allowed[path] = append(allowed[path], rt.Method)
 	}
 	for _, p := range paths {
 		methods := allowed[p]
@@ -89,13 +89,50 @@ func Routes(r *mux.Router, deps Deps) {
 	}
 }
 
-func newAPI(deps Deps) *api {
-	if deps.Store == nil || deps.Authenticate == nil {
-		panic("legacy: Deps.Store and Deps.Authenticate are required")
+// checkAccess refuses a route that would be served with less checking than it says: a
+// protected route must name its permission object and a known flag.
+func checkAccess(rt route.Route) error {
+	switch rt.Access {
+	case route.Public, route.Authenticated:
+		return nil
+	case route.Protected:
+		if rt.Object == "" {
+			return fmt.Errorf("legacy: %s %s is protected but names no permission object", rt.Method, rt.Path)
+		}
+		if _, err := auth.ParseFlag(rt.Need); err != nil {
+			return fmt.Errorf("legacy: %s %s: %w", rt.Method, rt.Path, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("legacy: %s %s has an unknown access level %d", rt.Method, rt.Path, rt.Access)
 	}
-	a := &api{store: deps.Store, authenticate: deps.Authenticate, clock: deps.Now}
+}
+
+// muxPath is a route's path as gorilla/mux matches it: path parameters of the uuid format
+// match only UUIDs.
+func muxPath(rt route.Route) string {
+	path := rt.Path
+	for _, p := range rt.Params {
+		if p.In == route.InPath && p.Schema.Format == "uuid" {
+			path = strings.Replace(path, "{"+p.Name+"}", "{"+p.Name+":"+uuidPattern+"}", 1)
+		}
+	}
+	return path
+}
+
+func newAPI(deps Deps) *api {
+	if deps.Store == nil {
+		panic("legacy: Deps.Store is required")
+	}
+	if deps.Authenticate == nil || deps.Authz == nil {
+		panic("legacy: Deps.Authenticate and Deps.Authz are required: version 1 is never served without authentication and permission checks")
+	}
+	a := &api{store: deps.Store, authenticate: deps.Authenticate, authz: deps.Authz, clock: deps.Now, limits: deps.Limits}
 	if a.clock == nil {
 		a.clock = time.Now
+	}
+	if a.limits == nil {
+		a.limits = limit.Default()
 	}
 	a.t = resolveTables(deps.Store)
 	a.sql = buildFragments(deps.Store, a.t)
@@ -107,31 +144,44 @@ func (a *api) now() engine.DateTime {
 	return engine.DateTime{Time: a.clock().UTC().Truncate(100 * time.Nanosecond)}
 }
 
-// protect authenticates a route: no credential is 401, a credential of another partition 401,
-// and one without an organization 403 (every version-1 record belongs to the caller's organization).
-func (a *api) protect(h problem.HandlerFunc) problem.HandlerFunc {
+// protect authenticates and authorizes a route: no credential is 401, a credential of another
+// partition 401, one without an organization 403 (every version-1 record belongs to the
+// caller's organization), and, on a Protected route, one without the route's permission flag
+// on its object 403 naming both (decisions §7, §14), before the handler reads anything.
+func (a *api) protect(rt route.Route) problem.HandlerFunc {
+	h := rt.Handler
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticate(r)
 		if err != nil {
 			return err
 		}
 		if p == nil {
-			return unauthenticated("A credential is required: send Authorization: Bearer with an access token or a client secret.")
+			observe.SetCredential(r, observe.CredentialNone)
+			return auth.Unauthenticated(auth.ReasonMissing, "A credential is required: send Authorization: Bearer with an access token or a client secret.")
 		}
 		if p.Partition != "" && p.Partition != a.store.Partition {
-			return unauthenticated("The credential belongs to another partition.")
+			return auth.Unauthenticated(auth.ReasonPartition, "The credential belongs to another partition.")
 		}
 		if p.OrganizationIdentifier == "" {
 			return problem.New(http.StatusForbidden, "The credential acts in no organization.")
 		}
-		return h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		observe.SetUser(r, p.UserIdentifier)
+		ctx := auth.WithPrincipal(r.Context(), p)
+		if rt.Access == route.Protected {
+			if err := a.authz.Allow(ctx, p, rt.Object, rt.Need); err != nil {
+				return err
+			}
+		}
+		return h(w, r.WithContext(ctx))
 	}
 }
 
-func unauthenticated(detail string) *problem.Problem {
-	p := problem.New(http.StatusUnauthorized, "%s", detail)
-	p.Header = http.Header{"WWW-Authenticate": {`Bearer realm="credo"`}}
-	return p
+// inPartition records, for the access log, that the request is served in the API's partition.
+func (a *api) inPartition(h problem.HandlerFunc) problem.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		observe.SetPartition(r, a.store.Partition)
+		return h(w, r)
+	}
 }
 
 // caller returns the authenticated principal of a protected route.

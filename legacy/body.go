@@ -3,19 +3,19 @@ package legacy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
 	"credo/engine"
+	"credo/handlers/request"
 )
 
 // MaxBodyBytes caps every version-1 request body, the partner callback's included (decisions §3).
-const MaxBodyBytes = 1 << 20
+const MaxBodyBytes = request.MaxBodyBytes
 
 // members is a JSON object body by member name. Names are matched exactly (encoding/json would
 // accept any case), and every value is converted by the getter of its type, which names the
@@ -25,17 +25,20 @@ type members struct {
 	m      map[string]json.RawMessage
 }
 
-// readBody reads a JSON object whose members are among allowed. An empty body is an empty
-// object: api.md marks every member of every v1 body optional, and the rules say which are needed.
+// readBody reads a JSON object whose members are among allowed, through the one body reader
+// (request.Object: 415 for another Content-Type, 413 over MaxBodyBytes, a repeated member,
+// invalid UTF-8 or U+0000 a 400 naming the member). An empty body is an empty object: api.md
+// marks every member of every v1 body optional, and the rules say which are needed.
 func readBody(w http.ResponseWriter, r *http.Request, allowed ...string) (members, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	m, err := request.Object(w, r, MaxBodyBytes)
 	if err != nil {
-		return members{}, fmt.Errorf("legacy: read body: %w", err)
+		var verr *engine.ValidationError
+		if errors.As(err, &verr) && len(verr.Fields) == 0 {
+			return members{}, invalidBody("The body must be a JSON object.", "")
+		}
+		return members{}, err
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return members{m: map[string]json.RawMessage{}}, nil
-	}
-	return parseObject(data, "", allowed)
+	return checkMembers(m, "", allowed)
 }
 
 // readString reads a body whose one member, name, is a string; absent and null are nil.
@@ -47,19 +50,17 @@ func readString(w http.ResponseWriter, r *http.Request, name string) (*string, e
 	return b.str(name)
 }
 
+// parseObject reads an object nested in a body that readBody has checked.
 func parseObject(data []byte, prefix string, allowed []string) (members, error) {
-	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&m); err != nil || m == nil {
-		what := "The body"
-		if prefix != "" {
-			what = strings.TrimSuffix(prefix, ".")
-		}
-		return members{}, invalidBody(fmt.Sprintf("%s must be a JSON object.", what), prefix)
+	m, err := engine.DecodeObject(data)
+	if err != nil {
+		return members{}, invalidBody(fmt.Sprintf("%s must be a JSON object.", strings.TrimSuffix(prefix, ".")), prefix)
 	}
-	if dec.More() {
-		return members{}, invalidBody("The body must hold one JSON object.", prefix)
-	}
+	return checkMembers(m, prefix, allowed)
+}
+
+// checkMembers refuses members that are not among allowed.
+func checkMembers(m map[string]json.RawMessage, prefix string, allowed []string) (members, error) {
 	verr := &engine.ValidationError{Detail: "The body has members that the operation does not take."}
 	for name := range m {
 		if !slices.Contains(allowed, name) {
@@ -92,10 +93,24 @@ func (b members) str(name string) (*string, error) {
 		return nil, nil
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return nil, b.wrongType(name, "a string")
 	}
 	return &s, nil
+}
+
+// filter returns a string member that filters on field f: it must pass f.ParseText (valid
+// UTF-8 without U+0000, at most f's maximum length); absent and null are nil.
+func (b members) filter(name string, f *engine.Field) (*string, error) {
+	s, err := b.str(name)
+	if err != nil || s == nil {
+		return s, err
+	}
+	if _, err := f.ParseText(*s); err != nil {
+		n := b.prefix + name
+		return nil, engine.InvalidMember(n, "%s %v", n, err)
+	}
+	return s, nil
 }
 
 // int returns a 32-bit integer member as int64; absent and null are nil.
@@ -104,12 +119,8 @@ func (b members) int(name string) (*int64, error) {
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return nil, b.wrongType(name, "an integer")
-	}
-	v, err := n.Int64()
-	if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
+	v, err := engine.JSONInt(raw)
+	if err != nil {
 		return nil, b.wrongType(name, "a 32-bit integer")
 	}
 	return &v, nil
@@ -188,9 +199,13 @@ func (b members) accommodations(name string) ([]accommodation, error) {
 	return out, nil
 }
 
-// queryParams checks that a request's query has only the allowed parameters, each once.
+// queryParams reads a request's query (request.Query: a malformed query string is a 400 naming
+// the parameter) and checks that it has only the allowed parameters, each once.
 func queryParams(r *http.Request, allowed ...string) (url.Values, error) {
-	q := r.URL.Query()
+	q, err := request.Query(r)
+	if err != nil {
+		return nil, err
+	}
 	verr := &engine.ValidationError{}
 	for name, vals := range q {
 		switch {

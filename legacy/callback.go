@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"html"
-	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -19,10 +18,15 @@ import (
 
 	"credo/engine"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // lessonStatusKey is the SCORM member that reports the learner's status in a partner callback.
 const lessonStatusKey = "cmi.core.lesson_status"
+
+// MaxCallbackBytes caps the anonymous partner callback's body: anyone can send it, and a
+// SCORM status report is a few kilobytes. Larger is a 413.
+const MaxCallbackBytes = 64 << 10
 
 // callbackTypes are the media types the callback answers in, in order of preference.
 var callbackTypes = []string{"application/json", "text/json", "application/xml", "text/xml", "text/html"}
@@ -34,6 +38,7 @@ const (
 	msgCallbackEmpty     = "The callback body is empty."
 	msgCallbackBadJSON   = "The callback body is not valid JSON."
 	msgCallbackBadForm   = "The callback body is not a valid form."
+	msgCallbackNotText   = "The callback body is not valid UTF-8 text without U+0000."
 )
 
 // callback stores the partner's payload as received and, when its cmi.core.lesson_status (a
@@ -41,22 +46,37 @@ const (
 // activity complete. It is anonymous (decisions §12) and answers {"Message"} as JSON, XML or
 // HTML by Accept.
 func (a *api) callback(w http.ResponseWriter, r *http.Request) error {
+	if err := a.limits.Callback.Allow(a.limits.Clients.Address(r)); err != nil {
+		return err
+	}
 	mediaType, err := negotiateCallback(r.Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
-	activity, learner := pathID(r, "activity"), pathID(r, "learner")
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	activity, learner := pathID(r, "activityId"), pathID(r, "learnerId")
+	data, err := request.Read(w, r, MaxCallbackBytes)
 	if err != nil {
-		return fmt.Errorf("legacy: read callback: %w", err)
+		return err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(msgCallbackEmpty)
 	}
+	// The payload is kept as text: what the database cannot keep exactly is refused.
+	if p := engine.CheckText(string(data)); p != "" {
+		return failMember(msgCallbackNotText, "body", "the callback body "+p)
+	}
 	contentType := r.Header.Get("Content-Type")
+	if p := engine.CheckText(contentType); p != "" {
+		return engine.InvalidMember("Content-Type", "the Content-Type header %s", p)
+	}
 	status, err := lessonStatus(contentType, data)
 	if err != nil {
 		return err
+	}
+	if status != nil {
+		if p := engine.CheckText(*status); p != "" {
+			return failMember(msgCallbackNotText, "cmi.core.lesson_status", "cmi.core.lesson_status "+p)
+		}
 	}
 	completed := status != nil && (strings.EqualFold(*status, "completed") || strings.EqualFold(*status, "passed"))
 	ctx := r.Context()
@@ -118,7 +138,7 @@ func lessonStatus(contentType string, body []byte) (*string, error) {
 	case mt == "application/x-www-form-urlencoded":
 		return formStatus(body)
 	case mt == "multipart/form-data":
-		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(MaxBodyBytes)
+		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(MaxCallbackBytes)
 		if err != nil {
 			return nil, fail(msgCallbackBadForm)
 		}

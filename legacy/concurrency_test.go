@@ -2,7 +2,9 @@ package legacy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -96,6 +98,53 @@ func TestConcurrentRegisterLax(t *testing.T) {
 		}
 		if got := e.count("Registration", "EventIdentifier", event); got != limit {
 			t.Fatalf("%d registrations on the event, want %d", got, limit)
+		}
+	})
+}
+
+// TestConcurrentRegistrationCommands: 30 grant-accommodation calls of different Types and 10
+// change-assessment calls on one registration, all at once, keep every accommodation, and the
+// time limit that the last change wrote is the final form's limit plus every extension. Each
+// command reads the registration, its accommodations and its form and then writes: without the
+// registration's lock (PostgreSQL) or BEGIN IMMEDIATE (SQLite) they would compute the limit from
+// what another command had not yet committed.
+func TestConcurrentRegistrationCommands(t *testing.T) {
+	const grants, changes = 30, 10
+	forEachBackend(t, func(t *testing.T, e *env) {
+		id := rid(3000)
+		e.ok("POST", regPath(id, "register-lax"), e.registerBody(venueA, start(12, "09:00:00", "Z"), ""))
+		header := http.Header{"X-Test-Organization": {orgA}, "Content-Type": {"application/json"}}
+		codes := make([]int, grants+changes)
+		bodies := make([]string, grants+changes)
+		var wg sync.WaitGroup
+		for i := range grants + changes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				command, body := "grant-accommodation", fmt.Sprintf(`{"Type":"T%02d","TimeExtension":%d}`, i, i+1)
+				if i >= grants {
+					command, body = "change-assessment", []string{`{"Assessment":"SCI"}`, `{"Assessment":"MATH"}`}[i%2]
+				}
+				rec := e.doWith("POST", regPath(id, command), body, header)
+				codes[i], bodies[i] = rec.Code, rec.Body.String()
+			}()
+		}
+		wg.Wait()
+		for i, c := range codes {
+			// Changing to the form already assigned is refused (api.md); nothing else may fail.
+			if c != http.StatusOK && !(i >= grants && c == http.StatusBadRequest && strings.Contains(bodies[i], msgFormAssigned)) {
+				t.Fatalf("call %d: %d %s", i, c, bodies[i])
+			}
+		}
+		got := e.ok("GET", regPath(id, ""), "")
+		accs, _ := got["Accommodations"].([]any)
+		if len(accs) != grants {
+			t.Fatalf("%d accommodations after %d concurrent grants of different types", len(accs), grants)
+		}
+		formLimit := map[any]float64{"MATH": 90, "SCI": 60}[got["AssessmentFormCode"]]
+		want := formLimit + float64(grants*(grants+1)/2)
+		if got["TimeLimit"] != want {
+			t.Fatalf("TimeLimit %v with form %v, want %v", got["TimeLimit"], got["AssessmentFormCode"], want)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,10 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/problem"
+	"credo/handlers/route"
+	"credo/handlers/security"
+	"credo/internal/openapitest"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -46,7 +51,15 @@ const (
 
 	billingA = "BC-100"
 	billingB = "BC-200"
+
+	// staff is the caller of the X-Test-Organization requests: a user that is no operator,
+	// with a membership in each organization of a group granted what the routes need.
+	staff = "0190a6f0-0000-7000-8000-0000000000ee"
 )
+
+// testKey is the signing key (CREDO_SIGNING_KEY) of the tests' security: tokens are forged
+// with the partition key derived from it.
+var testKey = []byte("credo legacy tests: a signing key of 32+ bytes")
 
 // testBase is the test clock's start; every reading advances it by a second so that
 // LastChangeTime orders the changes.
@@ -58,13 +71,21 @@ var (
 	registryErr  error
 )
 
-// env is the version-1 API on one real database, seeded with two organizations.
+// env is the version-1 API on one real database, seeded with two organizations, behind
+// handlers/security's authorizer (and its authenticator, for requests without test headers).
 type env struct {
 	t      *testing.T
 	name   string
 	store  *engine.Store
 	router *mux.Router
-	ticks  *atomic.Int64
+	// sec backs authorization with the partition's Permission and Membership records, and
+	// authenticates real secrets and tokens; secClock is its clock, which tests advance past
+	// the decision cache (auth.MaxDecisionTTL) after changing grants.
+	sec      *security.Security
+	secClock *settableClock
+	// api validates every exchange against the OpenAPI document.
+	api   *openapitest.Validator
+	ticks *atomic.Int64
 }
 
 // with returns the env reporting to t, for subtests.
@@ -96,8 +117,19 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 				db.Close()
 			})
 			s, _ := db.Store(p)
-			e := &env{t: t, name: b.Name, store: s, router: mux.NewRouter(), ticks: new(atomic.Int64)}
-			Routes(e.router, Deps{Store: s, Authenticate: fakeAuthenticate, Now: e.clock})
+			e := &env{t: t, name: b.Name, store: s, router: mux.NewRouter(), ticks: new(atomic.Int64),
+				secClock: &settableClock{now: time.Now().UTC()}}
+			e.sec, err = security.New(ctx, db, security.Config{SigningKey: testKey, Now: e.secClock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As the server's root router answers what no route matches.
+			e.router.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
+			})
+			Routes(e.router, Deps{Store: s, Authenticate: testAuthenticate(p, e.sec.LegacyAuthenticator(p)),
+				Authz: e.sec.Authorizer(), Now: e.clock})
+			e.api = openapitest.New(t, openapitest.Document(s.Registry(), Describe()...))
 			e.seed()
 			fn(t, e)
 		})
@@ -108,17 +140,108 @@ func (e *env) clock() time.Time {
 	return testBase.Add(time.Duration(e.ticks.Add(1)) * time.Second)
 }
 
-// fakeAuthenticate maps test headers to a principal: X-Test-Organization (and X-Test-User)
-// authenticate, X-Test-Invalid is a bad credential, nothing is no credential.
-func fakeAuthenticate(r *http.Request) (*auth.Principal, error) {
-	if r.Header.Get("X-Test-Invalid") != "" {
-		return nil, fmt.Errorf("test: %w: the token expired", auth.ErrUnauthenticated)
+// testAuthenticate maps test headers to a principal of the partition: X-Test-Organization
+// (and X-Test-User, staff by default) authenticate a caller that is no operator, X-Test-Invalid
+// is a bad credential. Any other request goes to real, the version-1 authenticator of
+// handlers/security (a client secret or an access token; nothing is no credential).
+// Authorization is never faked: the principal's grants are the Permission rows of its groups.
+func testAuthenticate(partition string, real func(*http.Request) (*auth.Principal, error)) func(*http.Request) (*auth.Principal, error) {
+	return func(r *http.Request) (*auth.Principal, error) {
+		if r.Header.Get("X-Test-Invalid") != "" {
+			return nil, fmt.Errorf("test: %w: the token expired", auth.ErrUnauthenticated)
+		}
+		org := r.Header.Get("X-Test-Organization")
+		if org == "" {
+			return real(r)
+		}
+		user := r.Header.Get("X-Test-User")
+		if user == "" {
+			user = staff
+		}
+		return &auth.Principal{UserIdentifier: user, OrganizationIdentifier: org, Partition: partition}, nil
 	}
-	org := r.Header.Get("X-Test-Organization")
-	if org == "" {
-		return nil, nil
+}
+
+// settableClock is the security clock of a test.
+type settableClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *settableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *settableClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// create stores a record through the engine's validation and hooks, as credo load does, and
+// returns its members.
+func (e *env) create(name string, members map[string]any) map[string]any {
+	e.t.Helper()
+	r := registry.MustByName(name)
+	body, err := json.Marshal(members)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return &auth.Principal{UserIdentifier: r.Header.Get("X-Test-User"), OrganizationIdentifier: org}, nil
+	rec, err := e.store.Create(context.Background(), r, body, "")
+	if err != nil {
+		e.t.Fatalf("create %s: %v", name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(engine.AppendJSON(nil, rec, r.Output), &out); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// group creates a group of an organization with the user as a current member, and returns
+// the group's identifier.
+func (e *env) group(org, name, user string) string {
+	e.t.Helper()
+	g := e.create("Group", map[string]any{"OrganizationIdentifier": org, "GroupName": name})
+	id := g["GroupIdentifier"].(string)
+	e.create("Membership", map[string]any{"UserIdentifier": user, "GroupIdentifier": id, "OrganizationIdentifier": org,
+		"MembershipEffective": "2000-01-01T00:00:00Z"})
+	return id
+}
+
+// grant gives a group flags on a permission object with a Permission row.
+func (e *env) grant(group, object string, flags ...auth.Flag) {
+	e.t.Helper()
+	m := map[string]any{"GroupIdentifier": group, "ObjectIdentifier": auth.ObjectID(object).String(), "ObjectType": "Version1"}
+	for _, f := range flags {
+		m["Allow"+string(f)] = true
+	}
+	e.create("Permission", m)
+}
+
+// grantRoutes gives a group, on each object the protected routes name, exactly the flags
+// those routes need.
+func (e *env) grantRoutes(group string) {
+	e.t.Helper()
+	needs := map[string][]auth.Flag{}
+	var objects []string
+	for _, rt := range (*api)(nil).routes() {
+		if rt.Access != route.Protected {
+			continue
+		}
+		if _, ok := needs[rt.Object]; !ok {
+			objects = append(objects, rt.Object)
+		}
+		if f := auth.Flag(rt.Need); !slices.Contains(needs[rt.Object], f) {
+			needs[rt.Object] = append(needs[rt.Object], f)
+		}
+	}
+	for _, o := range objects {
+		e.grant(group, o, needs[o]...)
+	}
 }
 
 func (e *env) insert(name string, members map[string]any) {
@@ -167,6 +290,9 @@ func (e *env) seed() {
 		e.insert("Person", map[string]any{"UserIdentifier": p.user, "OrganizationIdentifier": p.org,
 			"FullName": p.name, "PersonCode": p.code})
 	}
+	for _, org := range []string{orgA, orgB} {
+		e.grantRoutes(e.group(org, "Exam staff", staff))
+	}
 }
 
 // start returns a future start time in the send format, days after the test clock's base.
@@ -185,7 +311,7 @@ func (e *env) do(method, path, body string, as ...string) *httptest.ResponseReco
 	}
 	if org != "-" {
 		h.Set("X-Test-Organization", org)
-		h.Set("X-Test-User", "0190a6f0-0000-7000-8000-0000000000ee")
+		h.Set("X-Test-User", staff)
 	}
 	if body != "" {
 		h.Set("Content-Type", "application/json")
@@ -200,7 +326,7 @@ func (e *env) doWith(method, path, body string, h http.Header) *httptest.Respons
 		req.Header[k] = v
 	}
 	rec := httptest.NewRecorder()
-	e.router.ServeHTTP(rec, req)
+	e.api.Handler(openapitest.Served(e.router)).ServeHTTP(rec, req)
 	return rec
 }
 

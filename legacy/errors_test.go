@@ -151,7 +151,6 @@ func TestErrors(t *testing.T) {
 			{name: "list events without date", method: "GET", path: "/api/events/list-events", status: 400},
 			{name: "list events bad date", method: "GET", path: "/api/events/list-events?date=15/01/2030", status: 400},
 			{name: "classes without organization", method: "GET", path: "/api/events/classes", as: "-", status: 400},
-			{name: "scrap paper unknown id", method: "GET", path: "/api/events/scrap-paper?id=" + missing, as: "-", status: 404, detail: msgScrapPaperMissing},
 			// strict input, credentials, routing
 			{name: "unknown body member", method: "POST", path: regPath(regBase, "cancel"), body: `{"reason":"x"}`, status: 400},
 			{name: "wrong member type", method: "POST", path: regPath(regBase, "cancel"), body: `{"Reason":5}`, status: 400},

@@ -30,12 +30,11 @@ const (
 	msgEventFull = "Event is full."
 
 	// Beyond the spec: the event operations and value checks it does not word.
-	msgEventNotFound     = "Event not found."
-	msgEventExists       = "Event already exists. You cannot add a new event with the same identifier."
-	msgEventCancelled    = "Event is already cancelled."
-	msgLimitInvalid      = "Invalid RegistrationLimit value."
-	msgExtensionInvalid  = "Invalid TimeExtension value."
-	msgScrapPaperMissing = "No event or registration has this id."
+	msgEventNotFound    = "Event not found."
+	msgEventExists      = "Event already exists. You cannot add a new event with the same identifier."
+	msgEventCancelled   = "Event is already cancelled."
+	msgLimitInvalid     = "Invalid RegistrationLimit value."
+	msgExtensionInvalid = "Invalid TimeExtension value."
 )
 
 // fail is a version-1 problem: 400 with the message as Detail.

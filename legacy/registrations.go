@@ -179,19 +179,22 @@ type criteria struct {
 	LastChangeBefore  *engine.DateTime
 }
 
-func readCriteria(w http.ResponseWriter, r *http.Request) (criteria, error) {
+// readCriteria reads the criteria; Name, Email and Code are checked as filters of the members
+// they match (the person's FullName, the user's Email, the person's PersonCode): a value
+// longer than the member's maximum is a 400 naming it, before any SQL runs.
+func (a *api) readCriteria(w http.ResponseWriter, r *http.Request) (criteria, error) {
 	var c criteria
 	b, err := readBody(w, r, "Name", "Email", "Code", "LastChangeTimeSince", "LastChangeTimeBefore")
 	if err != nil {
 		return c, err
 	}
-	if c.Name, err = b.str("Name"); err != nil {
+	if c.Name, err = b.filter("Name", field(a.t.person, "FullName")); err != nil {
 		return c, err
 	}
-	if c.Email, err = b.str("Email"); err != nil {
+	if c.Email, err = b.filter("Email", field(a.t.user, "Email")); err != nil {
 		return c, err
 	}
-	if c.Code, err = b.str("Code"); err != nil {
+	if c.Code, err = b.filter("Code", field(a.t.person, "PersonCode")); err != nil {
 		return c, err
 	}
 	if c.LastChangeSince, err = b.datetime("LastChangeTimeSince"); err != nil {
@@ -238,7 +241,7 @@ func escapeLike(s string) string {
 
 // countRegistrations answers {"Count": n} for the organization's registrations matching the criteria.
 func (a *api) countRegistrations(w http.ResponseWriter, r *http.Request) error {
-	c, err := readCriteria(w, r)
+	c, err := a.readCriteria(w, r)
 	if err != nil {
 		return err
 	}
@@ -252,7 +255,7 @@ func (a *api) countRegistrations(w http.ResponseWriter, r *http.Request) error {
 // searchRegistrations answers the organization's registrations matching the criteria, newest
 // change first, at most MaxSearchResults.
 func (a *api) searchRegistrations(w http.ResponseWriter, r *http.Request) error {
-	c, err := readCriteria(w, r)
+	c, err := a.readCriteria(w, r)
 	if err != nil {
 		return err
 	}

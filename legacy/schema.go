@@ -62,12 +62,16 @@ func resolveTables(s *engine.Store) tables {
 
 // column returns the SQL column of a stored member; resolveTables checks every member the
 // package names, so a panic here is a build defect.
-func column(r *engine.Resource, member string) string {
+func column(r *engine.Resource, member string) string { return field(r, member).Column }
+
+// field returns a stored member of r; the version-1 API is built only on descriptors that
+// have the members it reads, so a missing one is a build defect.
+func field(r *engine.Resource, member string) *engine.Field {
 	f, ok := r.Member(member)
 	if !ok || !f.Stored() {
 		panic(fmt.Sprintf("legacy: descriptor %s has no stored member %s", r.Name, member))
 	}
-	return f.Column
+	return f
 }
 
 // sqlCol renders alias."column" for SQL text.

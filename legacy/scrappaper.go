@@ -1,31 +1,27 @@
 package legacy
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
+	"unicode/utf8"
 
-	"github.com/go-pdf/fpdf"
 	"gorm.io/gorm"
 
 	"credo/engine"
 	"credo/handlers/problem"
 )
 
-// Scrap-paper layout: A4 portrait, in millimetres.
-const (
-	// ScrapPaperPages is how many ruled pages a scrap-paper PDF has.
-	ScrapPaperPages = 2
-	scrapMargin     = 15.0
-	scrapRule       = 8.0
-)
+// MaxScrapPaperID is the longest id, in characters, that scrap-paper prints: longer ones are a
+// 400, not a sheet whose header crowds out the ruled lines.
+const MaxScrapPaperID = 200
 
-// scrapPaper answers a printable PDF of ruled pages headed by the event or registration the
-// `id` names (a registration adds its learner and form). It is anonymous (decisions §12), so
-// the header leaves out emails and billing; an unknown id is a 404.
+// scrapPaper answers a printable PDF of ruled pages headed by the `id` it is given, printed as
+// given: any non-empty string up to MaxScrapPaperID characters (decisions §12: the original
+// prints the id on the sheet). When the id names a registration or an event of the version-1
+// partition, the header adds it (a registration: learner, event, form). The route is
+// anonymous, so the header leaves out emails and billing. A missing or blank id is a 400.
 func (a *api) scrapPaper(w http.ResponseWriter, r *http.Request) error {
 	q, err := queryParams(r, "id")
 	if err != nil {
@@ -35,34 +31,37 @@ func (a *api) scrapPaper(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := engine.ParseUUID(raw)
-	if err != nil {
-		return engine.InvalidMember("id", "id: %v", err)
+	if n := utf8.RuneCountInString(raw); n > MaxScrapPaperID {
+		return engine.InvalidMember("id", "id is %d characters long; scrap paper prints at most %d", n, MaxScrapPaperID)
 	}
-	header, err := a.scrapHeader(a.store.DB(r.Context()), id)
-	if err != nil {
-		return err
+	header := []string{"Id: " + raw}
+	if id, err := engine.ParseUUID(raw); err == nil {
+		more, err := a.scrapDetails(a.store.DB(r.Context()), id)
+		if err != nil {
+			return err
+		}
+		header = append(header, more...)
 	}
 	doc, err := renderScrapPaper(header, a.clock())
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="scrap-paper-`+id+`.pdf"`)
+	w.Header().Set("Content-Disposition", `inline; filename="scrap-paper-`+fileNamePart(raw)+`.pdf"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(doc)
 	return err
 }
 
-// scrapHeader returns the header lines for a registration id, else for an event id.
-func (a *api) scrapHeader(db *gorm.DB, id string) ([]string, error) {
+// scrapDetails returns the header lines of the registration with id, else of the event with
+// id, else none.
+func (a *api) scrapDetails(db *gorm.DB, id string) ([]string, error) {
 	reg, err := a.registration(db, "", id)
 	var p *problem.Problem
 	switch {
 	case err == nil:
-		lines := []string{"Registration " + reg.RegistrationIdentifier,
-			"Learner: " + deref(reg.LearnerName) + codeSuffix(reg.LearnerCode)}
+		lines := []string{"Registration of " + deref(reg.LearnerName) + codeSuffix(reg.LearnerCode)}
 		if reg.EventIdentifier != nil {
 			lines = append(lines, a.eventLines(db, eventLine(reg.EventNumber, reg.EventExamType, reg.EventFormat), reg.EventStart, reg.EventVenue)...)
 		}
@@ -74,11 +73,8 @@ func (a *api) scrapHeader(db *gorm.DB, id string) ([]string, error) {
 		return nil, err
 	}
 	evs, err := a.events(db, eq("e", a.t.event, "EventIdentifier", id))
-	if err != nil {
+	if err != nil || len(evs) == 0 {
 		return nil, err
-	}
-	if len(evs) == 0 {
-		return nil, notFound(msgScrapPaperMissing)
 	}
 	e := evs[0]
 	title := eventLine(e.EventNumber, e.EventExamType, e.EventExamFormat)
@@ -86,6 +82,24 @@ func (a *api) scrapHeader(db *gorm.DB, id string) ([]string, error) {
 		title += " " + *e.EventTitle
 	}
 	return a.eventLines(db, title, &e.EventStart, e.EventVenue), nil
+}
+
+// fileNamePart is id reduced to ASCII letters, digits, '.', '-' and '_' (others become '_'),
+// at most 64 of them, for a Content-Disposition file name that needs no quoting rules.
+func fileNamePart(id string) string {
+	b := make([]byte, 0, 64)
+	for _, c := range id {
+		if len(b) == cap(b) {
+			break
+		}
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
+			b = append(b, byte(c))
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
 }
 
 func eventLine(number *int64, examType, format *string) string {
@@ -123,51 +137,4 @@ func codeSuffix(code *string) string {
 		return ""
 	}
 	return " (" + *code + ")"
-}
-
-// renderScrapPaper draws ScrapPaperPages ruled A4 pages, each headed by the lines; the
-// document is dated now.
-func renderScrapPaper(header []string, now time.Time) ([]byte, error) {
-	pdf := fpdf.New("P", "mm", "A4", "")
-	pdf.SetCreationDate(now)
-	pdf.SetModificationDate(now)
-	pdf.SetTitle("Scrap paper", true)
-	pdf.SetCreator("credo", true)
-	pdf.SetMargins(scrapMargin, scrapMargin, scrapMargin)
-	pdf.SetAutoPageBreak(false, 0)
-	pdf.AliasNbPages("")
-	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	pdf.SetHeaderFuncMode(func() {
-		pdf.SetFont("Helvetica", "B", 14)
-		pdf.CellFormat(0, 8, "Scrap paper", "", 1, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		for _, l := range header {
-			pdf.CellFormat(0, 5.5, tr(l), "", 1, "L", false, 0, "")
-		}
-		pdf.Ln(2)
-		w, _ := pdf.GetPageSize()
-		pdf.SetLineWidth(0.4)
-		pdf.Line(scrapMargin, pdf.GetY(), w-scrapMargin, pdf.GetY())
-	}, true)
-	pdf.SetFooterFunc(func() {
-		_, h := pdf.GetPageSize()
-		pdf.SetY(h - scrapMargin + 4)
-		pdf.SetFont("Helvetica", "I", 8)
-		pdf.CellFormat(0, 4, fmt.Sprintf("Page %d of {nb} - hand in with your exam", pdf.PageNo()), "", 0, "C", false, 0, "")
-	})
-	for range ScrapPaperPages {
-		pdf.AddPage()
-		w, h := pdf.GetPageSize()
-		pdf.SetDrawColor(170, 170, 170)
-		pdf.SetLineWidth(0.2)
-		for y := pdf.GetY() + scrapRule; y <= h-scrapMargin; y += scrapRule {
-			pdf.Line(scrapMargin, y, w-scrapMargin, y)
-		}
-		pdf.SetDrawColor(0, 0, 0)
-	}
-	var buf bytes.Buffer
-	if err := pdf.Output(&buf); err != nil {
-		return nil, fmt.Errorf("legacy: render scrap paper: %w", err)
-	}
-	return buf.Bytes(), nil
 }

@@ -79,7 +79,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 5, "alternating credo/ref rounds per case (the duration is split between them)")
 	flag.IntVar(&cfg.exports, "exports", 3, "W5 runs per server (the median is reported)")
 	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5", "cases to run")
-	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files, exports and server logs")
+	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files and server logs")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (Markdown) to this file")
 	flag.StringVar(&cfg.profile, "profile", "", "build credo with net/http/pprof (go build -overlay) and save a CPU profile per case in this folder")
 	reseed := flag.Bool("reseed", false, "drop the bench partitions' data first (SQLite files; PostgreSQL schemas)")
@@ -189,13 +189,12 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		works[p] = w
 	}
 	partitions := strings.Join(parts, ",")
-	exportDir := filepath.Join(cfg.work, "exports")
 	prof := profiler{dir: cfg.profile}
 	if cfg.profile != "" {
 		prof.addr = pprofAddr
 	}
 	credo, err := start("credo", cfg.credoAddr, filepath.Join(cfg.work, "credo-"+backend+".log"), "/v2/"+mainPartition+"/platform/health",
-		[]string{"CREDO_EXPORT_DIR=" + exportDir, "CREDO_BENCH_PPROF=" + prof.addr}, cfg.credo, "serve", "--addr", cfg.credoAddr, "--database", dbURL, "--partitions", partitions)
+		[]string{"CREDO_BENCH_PPROF=" + prof.addr}, cfg.credo, "serve", "--addr", cfg.credoAddr, "--database", dbURL, "--partitions", partitions)
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	_ "github.com/glebarez/go-sqlite" // database/sql driver "sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", the current modernc release
 )
 
 // comment is a users-comments row in its stored form.
@@ -196,32 +196,47 @@ func (g *gradebook) dests() []any {
 		&g.Title, &g.Type, &g.ChangeType, &g.ChangeUser, &g.Reference, &g.Created, &g.Changed}
 }
 
-// sqliteStore runs the statements with database/sql on one SQLite file per partition.
+// sqliteStore runs the statements with database/sql on one SQLite file per partition: a read
+// pool and a single writer connection (SQLite serializes writers anyway; one connection spares
+// them the busy-wait), WAL, every statement prepared once per connection.
 type sqliteStore struct {
 	parts map[string]*sqlitePart
 }
 
 type sqlitePart struct {
-	db    *sql.DB
-	stmts map[string]*sql.Stmt
+	read, write *sql.DB
+	stmts       map[string]*sql.Stmt
 }
 
-// openSQLite opens each partition's file with the pragmas credo uses.
+// writeStatements run on the writer connection; the others on the read pool.
+var writeStatements = map[string]bool{"insert": true}
+
+// openSQLite opens each partition's file twice: readers (maxConns connections) and one writer.
 func openSQLite(dir string, partitions []string, maxConns int) (*sqliteStore, error) {
 	s := &sqliteStore{parts: map[string]*sqlitePart{}}
 	for _, p := range partitions {
 		dsn := filepath.Join(dir, p+".db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := sql.Open("sqlite", dsn)
-		if err != nil {
+		part := &sqlitePart{stmts: map[string]*sql.Stmt{}}
+		s.parts[p] = part
+		var err error
+		if part.read, err = sql.Open("sqlite", dsn); err != nil {
 			s.close()
 			return nil, err
 		}
-		db.SetMaxOpenConns(maxConns)
-		db.SetMaxIdleConns(maxConns)
-		part := &sqlitePart{db: db, stmts: map[string]*sql.Stmt{}}
-		s.parts[p] = part
+		part.read.SetMaxOpenConns(maxConns)
+		part.read.SetMaxIdleConns(maxConns)
+		if part.write, err = sql.Open("sqlite", dsn); err != nil {
+			s.close()
+			return nil, err
+		}
+		part.write.SetMaxOpenConns(1)
+		part.write.SetMaxIdleConns(1)
 		for name, stmt := range statements {
+			db := part.read
+			if writeStatements[name] {
+				db = part.write
+			}
 			st, err := db.Prepare(render(stmt, quote("user_comments"), quote("gradebooks"), false))
 			if err != nil {
 				s.close()
@@ -238,14 +253,18 @@ func (s *sqliteStore) close() {
 		for _, st := range p.stmts {
 			st.Close()
 		}
-		p.db.Close()
+		for _, db := range []*sql.DB{p.read, p.write} {
+			if db != nil {
+				db.Close()
+			}
+		}
 	}
 }
 
 func (s *sqliteStore) stmt(p, name string) *sql.Stmt { return s.parts[p].stmts[name] }
 
 func (s *sqliteStore) ping(ctx context.Context, p string) error {
-	return s.parts[p].db.PingContext(ctx)
+	return s.parts[p].read.PingContext(ctx)
 }
 
 func (s *sqliteStore) get(ctx context.Context, p, id string) (comment, error) {

@@ -4,27 +4,43 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"credo/engine"
+	"credo/handlers/limit"
 	"credo/resources"
 )
 
-// config is what every command needs to reach the data: flags with CREDO_* twins (decisions §1).
+// config is what the commands need to reach the data: flags with CREDO_* twins (decisions §1).
+// Each command declares only the groups of flags it uses (see the *Flags methods); the values
+// of the others come from the environment or their defaults.
 type config struct {
-	Addr        string
-	Database    string
+	Addr     string
+	Database string
+	// Placed puts partitions on other databases than Database (--partition-database,
+	// CREDO_PARTITION_DATABASES): partition → sqlite:DIR or postgres://….
+	Placed      placements
 	Partitions  []string
 	V1Partition string
-	// ExportDir is where gradebook exports are written (CREDO_EXPORT_DIR).
-	ExportDir string
 	// Descriptors names extra descriptor folders (CREDO_DESCRIPTORS, colon-separated), loaded
 	// beside the embedded ones: a maintainer's way to try a new group without rebuilding.
 	Descriptors []string
+	// DB bounds what credo takes from the database and waits for it (--database-timeout,
+	// --database-max-conns).
+	DB engine.Limits
+	// Limits are serve's abuse limits (--rate-limits, --trusted-proxies); nil elsewhere.
+	Limits *limit.Set
+
+	partitions, descriptors string
+	// configured are the partitions of --partitions (CREDO_PARTITIONS), before a command's
+	// --partition narrows Partitions to one.
+	configured []string
+	// problems are environment values that do not parse, reported as usage errors.
+	problems []string
 }
 
 func env(name, def string) string {
@@ -34,25 +50,106 @@ func env(name, def string) string {
 	return def
 }
 
-// bind declares the shared flags on fs with defaults from the environment.
-func (c *config) bind(fs *flag.FlagSet) (partitions, descriptors *string) {
-	fs.StringVar(&c.Addr, "addr", env("CREDO_ADDR", "127.0.0.1:8080"), "listen address (CREDO_ADDR)")
-	fs.StringVar(&c.Database, "database", env("CREDO_DATABASE", "sqlite:./data"), "sqlite:DIR or postgres://… (CREDO_DATABASE)")
-	fs.StringVar(&c.V1Partition, "v1-partition", env("CREDO_V1_PARTITION", ""), "partition served by /api (CREDO_V1_PARTITION; default the first partition)")
-	partitions = fs.String("partitions", env("CREDO_PARTITIONS", "e01"), "comma-separated partitions (CREDO_PARTITIONS)")
-	descriptors = fs.String("descriptors", env("CREDO_DESCRIPTORS", ""), "extra descriptor folders, colon-separated (CREDO_DESCRIPTORS)")
-	return partitions, descriptors
+// newConfig returns the configuration as the environment and the defaults give it.
+func newConfig() *config {
+	c := &config{
+		Addr:        env("CREDO_ADDR", "127.0.0.1:8080"),
+		Database:    env("CREDO_DATABASE", "sqlite:./data"),
+		V1Partition: env("CREDO_V1_PARTITION", ""),
+		partitions:  env("CREDO_PARTITIONS", "e01"),
+		descriptors: env("CREDO_DESCRIPTORS", ""),
+		DB:          engine.Limits{Timeout: engine.DefaultTimeout},
+	}
+	placed, err := parsePlacements(env("CREDO_PARTITION_DATABASES", ""))
+	if err != nil {
+		c.problems = append(c.problems, err.Error())
+	}
+	c.Placed = placed
+	if v := env("CREDO_DATABASE_TIMEOUT", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_TIMEOUT=%q is not a positive duration such as 10s", v))
+		}
+		c.DB.Timeout = d
+	}
+	if v := env("CREDO_DATABASE_MAX_CONNS", ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_MAX_CONNS=%q is not a positive number", v))
+		}
+		c.DB.MaxConns = n
+	}
+	return c
 }
 
-func (c *config) finish(partitions, descriptors string) error {
-	for _, p := range strings.Split(partitions, ",") {
+// databaseFlags declares where the data is and how long to wait for it.
+func (c *config) databaseFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Database, "database", c.Database, "sqlite:DIR or postgres://… (CREDO_DATABASE)")
+	fs.Var(&placementFlag{p: &c.Placed}, "partition-database",
+		"`PARTITION=DATABASE` places a partition on another database than --database, with its own pool; repeatable (CREDO_PARTITION_DATABASES, comma-separated)")
+	fs.DurationVar(&c.DB.Timeout, "database-timeout", c.DB.Timeout,
+		"longest wait for the database: each statement, connection and start-up step (CREDO_DATABASE_TIMEOUT)")
+}
+
+// poolFlags declares the size of serve's connection pool.
+func (c *config) poolFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.DB.MaxConns, "database-max-conns", c.DB.MaxConns,
+		fmt.Sprintf("connections to the database: the pool of each PostgreSQL database (default %d, plus 1 for health checks), or per SQLite partition (default %d) (CREDO_DATABASE_MAX_CONNS)",
+			engine.DefaultPostgresMaxConns, engine.DefaultSQLiteMaxConns))
+}
+
+// descriptorFlags declares the extra descriptor folders.
+func (c *config) descriptorFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.descriptors, "descriptors", c.descriptors, "extra descriptor folders, colon-separated (CREDO_DESCRIPTORS)")
+}
+
+// servingFlags declares what serve listens on and which partitions it serves.
+func (c *config) servingFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (CREDO_ADDR)")
+	fs.StringVar(&c.partitions, "partitions", c.partitions, "comma-separated partitions (CREDO_PARTITIONS)")
+	fs.StringVar(&c.V1Partition, "v1-partition", c.V1Partition, "partition served by /api (CREDO_V1_PARTITION; default the first partition)")
+}
+
+// partitionFlag declares --partition for a command that works on one partition and returns
+// the function that resolves it once the flags are parsed: the flag, or else the partition
+// that CREDO_PARTITIONS configures when it names exactly one.
+func (c *config) partitionFlag(fs *flag.FlagSet, what string) func() (string, error) {
+	p := fs.String("partition", "", what+" (default the one partition of CREDO_PARTITIONS)")
+	return func() (string, error) {
+		if *p != "" {
+			c.Partitions = []string{*p}
+			return *p, nil
+		}
+		if len(c.Partitions) != 1 {
+			return "", usageErrorf("--partition is required: CREDO_PARTITIONS names %d partitions (%s)",
+				len(c.Partitions), strings.Join(c.Partitions, ", "))
+		}
+		return c.Partitions[0], nil
+	}
+}
+
+// finish checks and completes the configuration once the flags are parsed; its errors are
+// usage errors.
+func (c *config) finish() error {
+	if len(c.problems) > 0 {
+		return usageErrorf("%s", strings.Join(c.problems, "; "))
+	}
+	if c.DB.Timeout <= 0 {
+		return usageErrorf("--database-timeout must be positive")
+	}
+	if c.DB.MaxConns < 0 {
+		return usageErrorf("--database-max-conns must be positive")
+	}
+	c.Partitions = nil
+	for _, p := range strings.Split(c.partitions, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			c.Partitions = append(c.Partitions, p)
 		}
 	}
 	if len(c.Partitions) == 0 {
-		return fmt.Errorf("no partitions configured")
+		return usageErrorf("no partitions configured")
 	}
+	c.configured = c.Partitions
 	if c.V1Partition == "" {
 		c.V1Partition = c.Partitions[0]
 	}
@@ -61,40 +158,15 @@ func (c *config) finish(partitions, descriptors string) error {
 		found = found || p == c.V1Partition
 	}
 	if !found {
-		return fmt.Errorf("--v1-partition %q is not among --partitions %s", c.V1Partition, strings.Join(c.Partitions, ","))
+		return usageErrorf("--v1-partition %q is not among --partitions %s", c.V1Partition, strings.Join(c.Partitions, ","))
 	}
-	c.ExportDir = env("CREDO_EXPORT_DIR", "")
-	if c.ExportDir == "" {
-		if dir, ok := strings.CutPrefix(c.Database, "sqlite:"); ok {
-			c.ExportDir = filepath.Join(dir, "exports")
-		} else {
-			c.ExportDir = filepath.Join(os.TempDir(), "credo-exports")
-		}
-	}
-	for _, d := range strings.Split(descriptors, ":") {
+	c.Descriptors = nil
+	for _, d := range strings.Split(c.descriptors, ":") {
 		if d = strings.TrimSpace(d); d != "" {
 			c.Descriptors = append(c.Descriptors, d)
 		}
 	}
 	return nil
-}
-
-// parseConfig parses a command's flags (the shared ones plus whatever define adds).
-func parseConfig(name string, args []string, out io.Writer, define func(fs *flag.FlagSet)) (*config, *flag.FlagSet, error) {
-	c := &config{}
-	fs := flag.NewFlagSet("credo "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	parts, descs := c.bind(fs)
-	if define != nil {
-		define(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	if err := c.finish(*parts, *descs); err != nil {
-		return nil, nil, err
-	}
-	return c, fs, nil
 }
 
 // registry loads the embedded descriptors and any extra folders.
@@ -106,15 +178,26 @@ func (c *config) registry() (*engine.Registry, error) {
 	return engine.Load(fss...)
 }
 
-// open loads the descriptors and opens (and migrates) every configured partition.
+// open loads the descriptors and opens (and migrates) every configured partition (see
+// openDatabase).
 func (c *config) open(ctx context.Context) (*engine.Registry, *engine.Database, error) {
 	reg, err := c.registry()
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := engine.Open(ctx, c.Database, c.Partitions, reg)
+	db, err := c.openDatabase(ctx, reg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return reg, db, nil
+}
+
+// openDatabase opens (and migrates) every configured partition, each on the database its
+// placement names or else on --database: one pool and one migration per database.
+func (c *config) openDatabase(ctx context.Context, reg *engine.Registry) (*engine.Database, error) {
+	placed, err := c.placed()
+	if err != nil {
+		return nil, err
+	}
+	return c.DB.OpenPlaced(ctx, c.Database, placed, c.Partitions, reg)
 }

@@ -4,115 +4,218 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"credo/engine"
 )
 
-// load reads a JSON array or a CSV file (header row of member names) into one resource of one
-// partition, through the same validation as the API, all or nothing.
-func load(ctx context.Context, args []string, stdout io.Writer) error {
-	var partition, resource string
-	cfg, fs, err := parseConfig("load", args, stdout, func(fs *flag.FlagSet) {
-		fs.StringVar(&partition, "partition", "", "partition to load into (required)")
-		fs.StringVar(&resource, "resource", "", "record name, group path or table, e.g. User, security/users (required)")
-	})
+const loadDoc = `Load FILE into one record group or internal table of one partition, through the API's
+validation, all or nothing.
+
+FILE is a JSON array of records, or CSV with a header row of member names (an empty cell is an
+omitted member). Every problem of the file is reported in one pass, one per line with its
+0-based row index: members that do not parse as their type, required members, rules, keys and
+unique constraints repeated within the file or already in the partition, and references that
+the descriptor declares. Any problem: nothing is written, exit status 1.
+
+Tables of credentials (signing keys, client secrets, issued and revoked tokens) are refused:
+credo writes them itself (credo secret).`
+
+// load reads a JSON array or a CSV file into one resource of one partition.
+func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	cfg := newConfig()
+	fs := newFlags("load", "credo load [flags] FILE", loadDoc)
+	partition := cfg.partitionFlag(fs.FlagSet, "partition to load into")
+	resource := fs.String("resource", "", "record name, group path or table, e.g. User, security/users, users (required)")
+	dryRun := fs.Bool("dry-run", false, "check the file against the partition and write nothing")
+	cfg.databaseFlags(fs.FlagSet)
+	cfg.descriptorFlags(fs.FlagSet)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.args(1, 1); err != nil {
+		return err
+	}
+	if *resource == "" {
+		return fs.usage("--resource is required")
+	}
+	if err := cfg.finish(); err != nil {
+		return err
+	}
+	p, err := partition()
 	if err != nil {
 		return err
 	}
-	if partition == "" || resource == "" || fs.NArg() != 1 {
-		return errors.New("usage: credo load --partition P --resource NAME FILE")
-	}
-	file := fs.Arg(0)
-	if !contains(cfg.Partitions, partition) {
-		cfg.Partitions = append(cfg.Partitions, partition)
-	}
-	reg, db, err := cfg.open(ctx)
+	reg, err := cfg.registry()
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	r, ok := reg.ByName(resource)
+	r, ok := reg.ByName(*resource)
 	if !ok {
 		var names []string
 		for _, x := range reg.Resources() {
-			names = append(names, x.Name)
+			if !x.Credentials {
+				names = append(names, x.Name)
+			}
 		}
-		return fmt.Errorf("unknown resource %q; known: %s", resource, strings.Join(names, ", "))
+		return fmt.Errorf("unknown resource %q; known: %s", *resource, strings.Join(names, ", "))
 	}
+	if r.Credentials {
+		return fmt.Errorf("%s holds credentials: credo writes it itself and does not load it (use credo secret)", r.Name)
+	}
+	file := fs.Arg(0)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	recs, presents, err := decodeFile(r, file, data)
+	recs, presents, problems, err := decodeFile(r, file, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	store, _ := db.Store(partition)
-	if err := store.InsertAll(ctx, r, recs, presents, ""); err != nil {
+	db, err := cfg.openDatabase(ctx, reg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store, _ := db.Store(p)
+	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), len(recs))
+	if len(problems) > 0 || *dryRun {
+		bulk, err := store.CheckAll(ctx, r, recs, presents, "")
+		if err != nil {
+			return err
+		}
+		if bulk != nil {
+			problems = append(problems, bulk.Rows...)
+		}
+		if len(problems) > 0 {
+			return report(file, problems, stderr)
+		}
+		fmt.Fprintf(stdout, "dry run: %d %s record(s) would be loaded into %s; nothing was written\n", len(recs), r.Name, p)
+		return nil
+	}
+	progress.show(0)
+	err = store.InsertAllProgress(ctx, r, recs, presents, "", progress.show)
+	progress.done()
+	var bulk *engine.BulkError
+	if errors.As(err, &bulk) {
+		return report(file, bulk.Rows, stderr)
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", len(recs), r.Name, partition)
+	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", len(recs), r.Name, p)
 	return nil
 }
 
-// decodeFile reads JSON (a file starting with '[') or CSV.
-func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Record, [][]bool, error) {
+// report prints every problem on stderr, one per line in row order, and returns the
+// command's error.
+func report(file string, problems []engine.RowError, stderr io.Writer) error {
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Row < problems[j].Row })
+	for _, p := range problems {
+		if p.Row < 0 {
+			fmt.Fprintf(stderr, "%s: %s\n", file, p.Msg)
+			continue
+		}
+		fmt.Fprintf(stderr, "%s: row %d: %s\n", file, p.Row, p.Msg)
+	}
+	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
+}
+
+// decodeFile reads JSON (a .json file or one starting with '[') or CSV into records: recs[i]
+// is nil for a row with problems, which are returned, every one, rather than as an error.
+func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Record, [][]bool, []engine.RowError, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
-		return r.DecodeArray(data)
+		var raws []json.RawMessage
+		if err := json.Unmarshal(data, &raws); err != nil {
+			return nil, nil, nil, fmt.Errorf("the file must be a JSON array of %s objects: %v", r.Name, err)
+		}
+		recs, presents := make([]engine.Record, len(raws)), make([][]bool, len(raws))
+		var problems []engine.RowError
+		for i, raw := range raws {
+			rec, present, err := r.DecodeBody(raw)
+			if err != nil {
+				problems = append(problems, rowErrors(i, err)...)
+				continue
+			}
+			recs[i], presents[i] = rec, present
+		}
+		return recs, presents, problems, nil
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	header, err := cr.Read()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read CSV header: %w", err)
+		return nil, nil, nil, fmt.Errorf("read CSV header: %w", err)
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
 	var recs []engine.Record
 	var presents [][]bool
-	bulk := &engine.BulkError{}
+	var problems []engine.RowError
 	for row := 0; ; row++ {
 		cells, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read CSV row %d: %w", row, err)
+			return nil, nil, nil, fmt.Errorf("read CSV row %d: %w", row, err)
 		}
 		rec, present, err := r.DecodeRow(header, cells)
 		if err != nil {
-			var verr *engine.ValidationError
-			if errors.As(err, &verr) {
-				for _, m := range verr.Members() {
-					for _, msg := range verr.Fields[m] {
-						bulk.Rows = append(bulk.Rows, engine.RowError{Row: row, Member: m, Msg: msg})
-					}
-				}
-				continue
-			}
-			return nil, nil, err
+			problems = append(problems, rowErrors(row, err)...)
 		}
 		recs = append(recs, rec)
 		presents = append(presents, present)
 	}
-	if len(bulk.Rows) > 0 {
-		return nil, nil, bulk
-	}
-	return recs, presents, nil
+	return recs, presents, problems, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// rowErrors lists a row's decoding problems, one per member message.
+func rowErrors(row int, err error) []engine.RowError {
+	var verr *engine.ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
+		return []engine.RowError{{Row: row, Msg: err.Error()}}
+	}
+	var out []engine.RowError
+	for _, m := range verr.Members() {
+		for _, msg := range verr.Fields[m] {
+			out = append(out, engine.RowError{Row: row, Member: m, Msg: msg})
 		}
 	}
-	return false
+	return out
+}
+
+// progress rewrites one line on a terminal; elsewhere (a file, a pipe) it writes nothing.
+type progress struct {
+	w     io.Writer
+	what  string
+	total int
+}
+
+func newProgress(w io.Writer, what string, total int) *progress {
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return &progress{w: w, what: what, total: total}
+		}
+	}
+	return &progress{}
+}
+
+func (p *progress) show(written int) {
+	if p.w != nil && p.total > 0 {
+		fmt.Fprintf(p.w, "\r%s: %d/%d records (%d%%)", p.what, written, p.total, written*100/p.total)
+	}
+}
+
+func (p *progress) done() {
+	if p.w != nil {
+		fmt.Fprintln(p.w)
+	}
 }

@@ -1,5 +1,5 @@
 // Command credo is the API server of the learning, assessment and credentialing platform,
-// with the verbs that prepare its data: serve, load, seed, openapi and secret.
+// with the verbs that prepare its data: serve, load, seed, openapi, secret and version.
 package main
 
 import (
@@ -11,51 +11,62 @@ import (
 	"syscall"
 )
 
-const usage = `usage: credo <command> [flags]
+// command is one verb of the command line. run parses its own flags (see newFlags).
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
 
-commands:
-  serve     serve the API (flags or CREDO_* environment variables)
-  load      load records from a JSON or CSV file: credo load --partition P --resource NAME FILE
-  seed      fill a partition with demo data: credo seed --partition P [--rows N]
-  secret    create or revoke client secrets: credo secret create|revoke …
-  openapi   print the OpenAPI 3.1 document
-Run "credo <command> -h" for the flags of a command.
+// commands lists the verbs in the order credo -h shows them.
+var commands = []command{
+	{"serve", "serve the API", serve},
+	{"load", "load records from a JSON or CSV file into a partition", load},
+	{"seed", "fill a partition with demo data", seedCmd},
+	{"secret", "create, list or revoke client secrets", secret},
+	{"openapi", "print the OpenAPI 3.1 document", openapi},
+	{"version", "print the version, commit and Go version of this build", version},
+}
+
+func usage() string {
+	s := "usage: credo <command> [flags] [arguments]\n\ncommands:\n"
+	for _, c := range commands {
+		s += fmt.Sprintf("  %-9s %s\n", c.name, c.summary)
+	}
+	return s + `
+Run "credo <command> -h" for a command's flags and arguments.
+Flags have environment twins (CREDO_*), named in each command's help.
+Exit status: 0 success, 1 error, 2 usage error, 3 serve's shutdown ran out of time.
 `
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run dispatches a command line and returns the process exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// run dispatches a command line and returns the process exit code (see exit).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		fmt.Fprint(stderr, usage())
+		return exitUsage
 	}
-	var err error
 	switch args[0] {
-	case "serve":
-		err = serve(ctx, args[1:], stderr)
-	case "load":
-		err = load(ctx, args[1:], stdout)
-	case "seed":
-		err = seedCmd(ctx, args[1:], stdout)
-	case "secret":
-		err = secret(ctx, args[1:], stdout)
-	case "openapi":
-		err = openapi(args[1:], stdout)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "credo: unknown command %q\n\n%s", args[0], usage)
-		return 2
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			return run(ctx, []string{args[1], "-h"}, stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage())
+		return exitOK
+	case "-version", "--version":
+		return run(ctx, []string{"version"}, stdin, stdout, stderr)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "credo %s: %v\n", args[0], err)
-		return 1
+	for _, c := range commands {
+		if c.name == args[0] {
+			return exit(c.name, c.run(ctx, args[1:], stdin, stdout, stderr), stdout, stderr)
+		}
 	}
-	return 0
+	fmt.Fprintf(stderr, "credo: unknown command %q\n\n%s", args[0], usage())
+	return exitUsage
 }

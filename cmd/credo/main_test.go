@@ -17,11 +17,18 @@ import (
 	"credo/internal/testenv"
 )
 
-// cli runs a command line and returns its exit code, stdout and stderr.
+// cli runs a command line with an empty standard input and returns its exit code, stdout
+// and stderr.
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return cliIn(t, "", args...)
+}
+
+// cliIn runs a command line with stdin as its standard input.
+func cliIn(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -32,10 +39,10 @@ func TestUsage(t *testing.T) {
 	if code, _, stderr := cli(t, "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %d %q", code, stderr)
 	}
-	if code, _, stderr := cli(t, "load", "--partition", "e01"); code != 1 || !strings.Contains(stderr, "usage: credo load") {
+	if code, _, stderr := cli(t, "load", "--partition", "e01", "--resource", "User"); code != 2 || !strings.Contains(stderr, "usage: credo load") {
 		t.Errorf("load without a file: %d %q", code, stderr)
 	}
-	if code, _, stderr := cli(t, "serve", "--v1-partition", "zz"); code != 1 || !strings.Contains(stderr, "not among") {
+	if code, _, stderr := cli(t, "serve", "--v1-partition", "zz"); code != 2 || !strings.Contains(stderr, "not among") {
 		t.Errorf("v1 partition outside the partitions: %d %q", code, stderr)
 	}
 }
@@ -53,7 +60,7 @@ func TestOpenAPIListsEveryGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/v2/{partition}/security/users-notes", "/v2/{partition}/directory/people/count",
-		"/v2/{partition}/security/users-connections/{key0}/{key1}", "/v2/{partition}/platform/health",
+		"/v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier}", "/v2/{partition}/platform/health",
 		"/v2/{partition}/api/plugin/cmds/compliance-summaries"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("OpenAPI lacks %s", p)
@@ -71,7 +78,7 @@ func TestLoadIsAllOrNothing(t *testing.T) {
 			p := testenv.Partition(t)
 			good := filepath.Join(dir, "users.json")
 			os.WriteFile(good, []byte(`[{"Email":"a@example.com","FullName":"A"},{"Email":"b@example.com","FullName":"B","UtcArchived":"2024-03-10T14:30:00.1234567-06:00"}]`), 0o644)
-			code, out, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "User", good)
+			code, out, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "User", good)
 			if code != 0 || !strings.Contains(out, "loaded 2 User record(s)") {
 				t.Fatalf("load JSON: %d %s %s", code, out, stderr)
 			}
@@ -79,21 +86,40 @@ func TestLoadIsAllOrNothing(t *testing.T) {
 			os.WriteFile(csvFile, []byte("PersonIdentifier,UserIdentifier,OrganizationIdentifier,FullName,IsLearner,CustomKey\n"+
 				"0190a6f0-0000-7000-8000-000000000001,0190a6f0-0000-7000-8000-0000000000a1,0190a6f0-0000-7000-8000-0000000000b1,\"Doe, \"\"J\"\"\",true,3\n"+
 				"0190a6f0-0000-7000-8000-000000000002,0190a6f0-0000-7000-8000-0000000000a2,0190a6f0-0000-7000-8000-0000000000b1,Roe,notabool,x\n"), 0o644)
-			code, _, stderr = cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "directory/people", csvFile)
-			if code != 1 || !strings.Contains(stderr, "IsLearner") || !strings.Contains(stderr, "CustomKey") || !strings.Contains(stderr, "(1)") {
+			code, _, stderr = cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "directory/people", csvFile)
+			if code != 1 || !strings.Contains(stderr, "row 1: IsLearner") || !strings.Contains(stderr, "row 1: CustomKey") {
 				t.Fatalf("load CSV with a bad row: %d %s", code, stderr)
 			}
 			os.WriteFile(csvFile, []byte("PersonIdentifier,UserIdentifier,OrganizationIdentifier,FullName,IsLearner\n"+
 				"0190a6f0-0000-7000-8000-000000000001,0190a6f0-0000-7000-8000-0000000000a1,0190a6f0-0000-7000-8000-0000000000b1,\"Doe, \"\"J\"\"\",true\n"), 0o644)
-			if code, out, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "Person", csvFile); code != 0 || !strings.Contains(out, "loaded 1") {
+			if code, out, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "Person", csvFile); code != 0 || !strings.Contains(out, "loaded 1") {
 				t.Fatalf("load CSV: %d %s %s", code, out, stderr)
 			}
 			dup := filepath.Join(dir, "dup.json")
 			os.WriteFile(dup, []byte(`[{"Email":"c@example.com"},{"Email":"a@example.com"}]`), 0o644)
-			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "User", dup); code != 1 || !strings.Contains(stderr, "Email") {
+			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "User", dup); code != 1 || !strings.Contains(stderr, "Email") {
 				t.Fatalf("load with a duplicate Email: %d %s", code, stderr)
 			}
-			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partitions", p, "--partition", p, "--resource", "Nope", good); code != 1 || !strings.Contains(stderr, "unknown resource") {
+			// What the API refuses, load refuses too: instants outside years 1 to 9999 in UTC,
+			// U+0000, repeated members and the nil UUID in a required reference.
+			for _, bad := range []struct{ name, file, content, member string }{
+				{name: "instant after 9999", file: "late.json", content: `[{"Email":"d@example.com","UtcArchived":"9999-12-31T23:00:00-02:00"}]`, member: "UtcArchived"},
+				{name: "instant before 0001 in CSV", file: "early.csv", content: "Email,UtcArchived\ne@example.com,0001-01-01T00:30:00+01:00\n", member: "UtcArchived"},
+				{name: "NUL", file: "nul.json", content: `[{"Email":"f@example.com","FullName":"a\u0000"}]`, member: "FullName"},
+				{name: "repeated member", file: "rep.json", content: `[{"Email":"g@example.com","Email":"h@example.com"}]`, member: "Email"},
+				{name: "nil required reference", file: "nil.csv", content: "UserIdentifier,OrganizationIdentifier\n00000000-0000-0000-0000-000000000000,0190a6f0-0000-7000-8000-0000000000b1\n", member: "UserIdentifier"},
+			} {
+				f := filepath.Join(dir, bad.file)
+				os.WriteFile(f, []byte(bad.content), 0o644)
+				resource := "User"
+				if bad.name == "nil required reference" {
+					resource = "Person"
+				}
+				if code, _, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", resource, f); code != 1 || !strings.Contains(stderr, bad.member) {
+					t.Errorf("load with %s: %d %s, want a refusal naming %s", bad.name, code, stderr, bad.member)
+				}
+			}
+			if code, _, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "Nope", good); code != 1 || !strings.Contains(stderr, "unknown resource") {
 				t.Fatalf("unknown resource: %d %s", code, stderr)
 			}
 		})
@@ -116,7 +142,7 @@ func TestServeEndToEnd(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", data}, io.Discard, pw)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", data}, strings.NewReader(""), io.Discard, pw)
 		pw.Close()
 	}()
 	addrRe := regexp.MustCompile(`serving http://([0-9.:]+)/`)

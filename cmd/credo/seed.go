@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,36 +12,49 @@ import (
 	"credo/internal/seed"
 )
 
-// seed fills an empty partition with demo data and shows progress on the terminal.
-func seedCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	var partition string
-	var rows int
-	var rngSeed uint64
-	cfg, _, err := parseConfig("seed", args, stdout, func(fs *flag.FlagSet) {
-		fs.StringVar(&partition, "partition", "", "partition to fill (required)")
-		fs.IntVar(&rows, "rows", 300, "how many people (and users) to create")
-		fs.Uint64Var(&rngSeed, "seed", 1, "random seed, for repeatable data")
-	})
-	if err != nil {
+const seedDoc = `Fill an empty partition with realistic demo data: organizations, people and users,
+groups and memberships, events, gradebooks, achievements and compliance statuses. Progress is
+shown on a terminal; the counts of what was created are printed at the end.`
+
+// seedCmd fills an empty partition with demo data.
+func seedCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	cfg := newConfig()
+	fs := newFlags("seed", "credo seed [flags]", seedDoc)
+	partition := cfg.partitionFlag(fs.FlagSet, "partition to fill")
+	rows := fs.Int("rows", 300, "how many people (and users) to create")
+	rngSeed := fs.Uint64("seed", 1, "random seed, for repeatable data")
+	cfg.databaseFlags(fs.FlagSet)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if partition == "" {
-		return errors.New("usage: credo seed --partition P [--rows N]")
+	if err := fs.args(0, 0); err != nil {
+		return err
 	}
-	if !contains(cfg.Partitions, partition) {
-		cfg.Partitions = append(cfg.Partitions, partition)
+	if *rows < 1 {
+		return usageErrorf("--rows must be at least 1")
+	}
+	if err := cfg.finish(); err != nil {
+		return err
+	}
+	p, err := partition()
+	if err != nil {
+		return err
 	}
 	_, db, err := cfg.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, _ := db.Store(partition)
-	sum, err := seed.Run(ctx, store, seed.Options{People: rows, Seed: rngSeed, Progress: os.Stderr})
+	store, _ := db.Store(p)
+	var progress io.Writer = io.Discard
+	if f, ok := stderr.(*os.File); ok {
+		progress = f // seed.Run rewrites its line on a terminal, and writes lines elsewhere
+	}
+	sum, err := seed.Run(ctx, store, seed.Options{People: *rows, Seed: *rngSeed, Progress: progress})
 	if err != nil {
 		return err
 	}
-	if err := compliance.Seed(ctx, store, rand.New(rand.NewPCG(rngSeed, 9))); err != nil {
+	if err := compliance.Seed(ctx, store, rand.New(rand.NewPCG(*rngSeed, 9))); err != nil {
 		return fmt.Errorf("seed compliance: %w", err)
 	}
 	names := make([]string, 0, len(sum))
@@ -54,6 +65,6 @@ func seedCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, n := range names {
 		fmt.Fprintf(stdout, "%-20s %6d\n", n, sum[n])
 	}
-	fmt.Fprintf(stdout, "partition %s seeded; compliance statuses filled\n", partition)
+	fmt.Fprintf(stdout, "partition %s seeded; compliance statuses filled\n", p)
 	return nil
 }

@@ -8,35 +8,92 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"credo/engine"
 	"credo/handlers"
+	"credo/handlers/observe"
 )
 
-// shutdownGrace is how long SIGTERM waits for in-flight requests.
-const shutdownGrace = 15 * time.Second
+const serveDoc = `Serve the API: /v2/{partition}/… for every partition and /api (version 1) for one, with
+/livez and /readyz, and /metrics on --admin-addr (docs/operations.md).
 
-func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, _, err := parseConfig("serve", args, stderr, nil)
-	if err != nil {
+Start-up opens and migrates every partition on its database (--database, or the one
+--partition-database places it on); a database that does not connect or answer within
+--database-timeout stops it with exit status 1, naming the partition and the database. SIGINT or SIGTERM during start-up exits at once with status 0.
+
+SIGINT or SIGTERM while serving turns /readyz 503, waits --shutdown-delay, stops accepting
+connections, lets in-flight requests finish, closes the database connections, and exits 0.
+Requests still running after --shutdown-timeout are abandoned: credo logs it and exits 3.
+Statements end within --database-timeout (keep it below --shutdown-timeout), so a database that
+does not answer fails its requests (503) and does not hold the shutdown.`
+
+func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
+	cfg := newConfig()
+	fs := newFlags("serve", "credo serve [flags]", serveDoc)
+	cfg.servingFlags(fs.FlagSet)
+	cfg.databaseFlags(fs.FlagSet)
+	cfg.poolFlags(fs.FlagSet)
+	cfg.descriptorFlags(fs.FlagSet)
+	var ops opsConfig
+	check := ops.bind(fs.FlagSet)
+	limits := limitFlags(fs.FlagSet)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := fs.args(0, 0); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return fs.usage("%v", err)
+	}
+	var err error
+	if cfg.Limits, err = limits(); err != nil {
+		return fs.usage("%v", err)
+	}
+	if err := cfg.finish(); err != nil {
+		return err
+	}
+	logger, _ := ops.logger(stderr)
+	slog.SetDefault(logger)
 	reg, db, err := cfg.open(ctx)
 	if err != nil {
-		return err
+		return startupError(ctx, stderr, err)
 	}
-	defer db.Close()
-	srv := &handlers.Server{Registry: reg, Database: db}
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector(), observe.NewPoolCollector(db.Stats))
+	srv := &handlers.Server{Registry: reg, Database: db, CORSOrigins: ops.CORSOrigins,
+		Observer: observe.New(observe.Options{Logger: logger, Registerer: metrics, ClientAddress: cfg.Limits.Clients.Address})}
 	if err := wire(ctx, cfg, srv); err != nil {
+		db.Close()
+		return startupError(ctx, stderr, err)
+	}
+	// The server fails closed: without its authenticator, authorizer or a write check a
+	// descriptor names, it is a start-up error, never an open door.
+	h, err := srv.Handler()
+	if err != nil {
+		db.Close()
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		db.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	slog.Info("credo serving", "addr", ln.Addr().String(), "database", redact(cfg.Database), "partitions", cfg.Partitions, "v1", cfg.V1Partition)
+	hs := ops.httpServer(h)
+	admin, err := ops.serveAdmin(metrics)
+	if err != nil {
+		ln.Close()
+		db.Close()
+		return err
+	}
+	slog.Info("credo serving", "addr", ln.Addr().String(), "database", engine.Redact(cfg.Database), "partitions", cfg.Partitions,
+		"placed", cfg.Placed.String(), "v1", cfg.V1Partition,
+		"database_timeout", cfg.DB.Timeout.String(), "database_max_conns", db.Limits().MaxConns)
 	fmt.Fprintf(stderr, "credo: serving http://%s/v2/%s/ and /api\n"+
 		"To get a token: credo secret create --partition %[2]s --operator (with the same --database), then\n"+
 		"  curl -s -X POST http://%[1]s/v2/%[2]s/security/tokens/generate -H 'Content-Type: application/json' -d '{\"Secret\":\"<CLIENT_SECRET>\"}'\n",
@@ -45,26 +102,86 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
+		db.Close()
 		return err
 	case <-ctx.Done():
 	}
-	slog.Info("credo draining")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	return ops.drain(srv, hs, admin, errc, db)
+}
+
+// startupError reports a start-up that failed: a signal that interrupted it is a clean exit.
+func startupError(ctx context.Context, stderr io.Writer, err error) error {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "credo serve: interrupted during start-up; exiting")
+		return nil
+	}
+	return err
+}
+
+// drain is the shutdown sequence of SIGTERM: /readyz answers 503 at once; after
+// --shutdown-delay (for load balancers to notice) the listener closes and the in-flight
+// requests get --shutdown-timeout to finish; then the admin listener closes, and the database
+// connections with the time left. Requests still running at the deadline are abandoned and the
+// error carries exit status 3. Connections that do not close in time (a database that does not
+// answer) are only logged: the requests were served, and the process's exit closes the sockets.
+func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-chan error, db *engine.Database) error {
+	srv.Drain()
+	slog.Info("credo draining", "delay", o.ShutdownDelay, "timeout", o.ShutdownTimeout)
+	time.Sleep(o.ShutdownDelay)
+	ctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	var incomplete error
+	if err := hs.Shutdown(ctx); err != nil {
+		incomplete = fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", o.ShutdownTimeout, err)
+		slog.Error("shutdown: in-flight requests did not finish in time; abandoning them", "timeout", o.ShutdownTimeout, "err", err)
+		hs.Close()
+	}
+	if admin != nil {
+		_ = admin.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		slog.Error("shutdown: server", "err", err)
 	}
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			slog.Warn("shutdown: closing the database connections", "err", err)
+		}
+	case <-ctx.Done():
+		slog.Warn("shutdown: the database connections did not close in time", "timeout", o.ShutdownTimeout)
+	}
+	if incomplete != nil {
+		return &codeError{code: exitDrainIncomplete, err: incomplete}
+	}
+	slog.Info("credo stopped")
 	return nil
 }
 
-// redact hides a password in a database URL for logs.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+// adminWriteTimeout bounds an admin answer; a CPU profile of up to this long can be taken.
+const adminWriteTimeout = 2 * time.Minute
+
+// serveAdmin starts the admin listener (metrics and profiles) when --admin-addr is set.
+func (o *opsConfig) serveAdmin(g prometheus.Gatherer) (*http.Server, error) {
+	if o.AdminAddr == "" {
+		return nil, nil
 	}
-	return u.Redacted()
+	ln, err := net.Listen("tcp", o.AdminAddr)
+	if err != nil {
+		return nil, fmt.Errorf("admin listen: %w", err)
+	}
+	hs := &http.Server{Handler: observe.AdminHandler(g), ReadHeaderTimeout: o.ReadHeaderTimeout,
+		WriteTimeout: adminWriteTimeout, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: o.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn)}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		slog.Warn("the admin listener is not on a loopback address: metrics and profiles are open to whoever reaches it", "addr", ln.Addr().String())
+	}
+	slog.Info("credo admin listening", "addr", ln.Addr().String())
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("admin listener failed", "err", err)
+		}
+	}()
+	return hs, nil
 }

@@ -29,7 +29,11 @@ func modules(cfg *config, sec *security.Security, endpoints func() []handlers.En
 	out = append(out, platform.Routes(platform.Config{Version: handlers.Version})...)
 	out = append(out, sec.Routes(endpoints)...)
 	out = append(out, compliance.Routes()...)
-	out = append(out, gradebook.Routes(gradebook.Config{Dir: cfg.ExportDir})...)
+	gcfg := gradebook.Config{}
+	if cfg.Limits != nil {
+		gcfg.Limit = cfg.Limits.Export
+	}
+	out = append(out, gradebook.Routes(gcfg)...)
 	out = append(out, people.Routes()...)
 	return out
 }
@@ -59,6 +63,7 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	if err != nil {
 		return err
 	}
+	scfg.Limits = cfg.Limits
 	sec, err := security.New(ctx, srv.Database, scfg)
 	if err != nil {
 		return err
@@ -66,9 +71,12 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	srv.Auth, srv.Authz = sec.Authenticator(), sec.Authorizer()
 	srv.Modules = modules(cfg, sec, srv.Endpoints)
 	v1, _ := srv.Database.Store(cfg.V1Partition)
+	srv.Mounted = legacy.Describe()
 	srv.Root = func(r *mux.Router) {
-		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Now: time.Now})
+		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Authz: srv.Authz,
+			Now: time.Now, Limits: cfg.Limits})
 	}
-	go gradebook.RunCleanup(ctx, srv.Database, gradebook.Config{Dir: cfg.ExportDir}, exportCleanupEvery)
+	go gradebook.RunCleanup(ctx, srv.Database, gradebook.Config{}, exportCleanupEvery)
+	go sec.RunPurge(ctx, security.PurgeEvery)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/internal/openapitest"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -245,7 +246,7 @@ func post(t *testing.T, st *engine.Store, p *auth.Principal, body string) *httpt
 	req := httptest.NewRequest(http.MethodPost, "/v2/e01/"+Path, strings.NewReader(body))
 	ctx := auth.WithPrincipal(engine.WithStore(req.Context(), st), p)
 	w := httptest.NewRecorder()
-	Routes()[0].Handler.ServeHTTP(w, req.WithContext(ctx))
+	openapitest.Of(t, openapitest.Document(st.Registry(), Routes()...)).Handler(openapitest.Served(Routes()[0].Handler)).ServeHTTP(w, req.WithContext(ctx))
 	return w
 }
 

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"credo/engine"
@@ -88,8 +86,9 @@ func (q Request) Functions() []string {
 var requestMembers = []string{"Departments", "Learners", "Measurements", "ProfileCondition",
 	"LearnerMustHaveProfile", "DepartmentEmployment", "OrganizationEmployment", "DataAccess"}
 
-// DecodeRequest reads a compliance-summaries body strictly: a JSON object (an empty body or
-// null is an empty object) whose members are those of api.md with their exact case and type.
+// DecodeRequest reads a compliance-summaries body strictly (engine.DecodeObject): a JSON object
+// (an empty body or null is an empty object) whose members are those of api.md with their
+// exact case and type.
 // Every problem is reported in one *engine.ValidationError naming the member.
 func DecodeRequest(body []byte) (Request, error) {
 	q := Request{ProfileCondition: AllProfiles}
@@ -97,13 +96,9 @@ func DecodeRequest(body []byte) (Request, error) {
 	if len(body) == 0 || string(body) == "null" {
 		return q, nil
 	}
-	var members map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&members); err != nil {
-		return q, engine.Invalid("the body must be a JSON object: %v", err)
-	}
-	if dec.More() {
-		return q, engine.Invalid("the body must hold one JSON object")
+	members, err := engine.DecodeObject(body)
+	if err != nil {
+		return q, err
 	}
 	names := make([]string, 0, len(members))
 	for name := range members {
@@ -212,20 +207,9 @@ func measurementList(raw json.RawMessage) ([]int, error) {
 	return out, nil
 }
 
-// integer reads a JSON number that is a 32-bit integer (api.md: int is int32).
-func integer(raw json.RawMessage) (int64, error) {
-	// json.Number would also take a quoted number; a string is the wrong JSON type here.
-	raw = bytes.TrimSpace(raw)
-	var num json.Number
-	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || json.Unmarshal(raw, &num) != nil {
-		return 0, fmt.Errorf("must be an integer")
-	}
-	n, err := strconv.ParseInt(num.String(), 10, 64)
-	if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
-		return 0, fmt.Errorf("must be a 32-bit integer")
-	}
-	return n, nil
-}
+// integer reads a JSON number that is a 32-bit integer (api.md: int is int32), exactly: a
+// quoted number is the wrong JSON type.
+func integer(raw json.RawMessage) (int64, error) { return engine.JSONInt(raw) }
 
 // boolean reads true, false or null (nil).
 func boolean(raw json.RawMessage) (*bool, error) {

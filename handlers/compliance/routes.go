@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/deadline"
+	"credo/handlers/observe"
+	"credo/handlers/request"
 	"credo/handlers/route"
 )
 
@@ -20,15 +22,42 @@ const Path = "api/plugin/cmds/compliance-summaries"
 
 // Routes returns the compliance plugin's routes for the v2 router.
 func Routes() []route.Route {
+	uuids := route.ArrayOf(route.UUID("")).OrNull()
+	uuids.MaxItems = route.Int(MaxListItems)
+	keys := route.ArrayOf(route.Schema{Type: "integer", Minimum: route.Int(MinMeasurementKey), Maximum: route.Int(MaxMeasurementKey)}).OrNull()
+	keys.MaxItems = route.Int(MaxListItems)
 	return []route.Route{{
-		Method:  http.MethodPost,
-		Path:    Path,
-		Summary: "Compliance status counts and scores per department, learner and measurement.",
-		Access:  route.Protected,
-		Object:  Path,
-		Need:    "Execute",
+		Method:      http.MethodPost,
+		Path:        Path,
+		Tag:         "compliance",
+		OperationID: "complianceSummaries",
+		Summary:     "Compliance status counts and scores per department, learner and measurement.",
+		Description: "Rows of the caller's organization, ordered by learner name, then measurement key.",
+		Access:      route.Protected,
+		Object:      Path,
+		Need:        "Execute",
+		Body: &route.Body{Description: "The conditions; every member is optional, and an empty body asks for everything.",
+			Content: []route.Content{{MediaType: "application/json", Schema: route.Schema{Type: "object", Properties: []route.Property{
+				{Name: "Departments", Schema: describe(uuids, "Group identifiers of the departments; empty or null: all.")},
+				{Name: "Learners", Schema: describe(uuids, "User identifiers of the learners; empty or null: all.")},
+				{Name: "Measurements", Schema: describe(keys, "Measurement keys 1 to 18; empty or null: all.")},
+				{Name: "ProfileCondition", Schema: route.Schema{Type: "integer", Minimum: route.Int(1), Maximum: route.Int(3), Default: 3,
+					Description: "1: the primary profile, 2: mandatory profiles, 3: all profiles."}},
+				{Name: "LearnerMustHaveProfile", Schema: route.Bool("Keep only learners with some Required above 0.")},
+				{Name: "DepartmentEmployment", Schema: route.Bool("Keep learners with a Department membership in the department.").OrNull()},
+				{Name: "OrganizationEmployment", Schema: route.Bool("Keep learners with an Organization membership in the department.").OrNull()},
+				{Name: "DataAccess", Schema: route.Bool("Keep learners with an Administration membership in the department. When all three are false or null, no employment filter applies.").OrNull()},
+			}}}}},
+		Responses: []route.Response{{Status: http.StatusOK, Description: "The summaries.",
+			Content: route.JSON([]Summary{})}},
+		Errors:  []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
 		Handler: serveSummaries,
 	}}
+}
+
+func describe(s route.Schema, description string) route.Schema {
+	s.Description = description
+	return s
 }
 
 // serveSummaries decodes the body, runs the one query within the caller's organization and
@@ -40,19 +69,19 @@ func serveSummaries(w http.ResponseWriter, r *http.Request) error {
 	if st == nil {
 		return errors.New("compliance: no partition store in the request context")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
-		return fmt.Errorf("compliance: read body: %w", err)
+		return err
 	}
 	q, err := DecodeRequest(body)
 	if err != nil {
 		return err
 	}
-	out := &arrayWriter{w: w}
+	out := &arrayWriter{w: w, r: r}
 	err = Summaries(ctx, st, q, auth.FromContext(ctx).Scope(), out.write)
 	if err != nil && out.started {
 		// The status line is gone: break the response rather than end a truncated array.
-		slog.Error("compliance summaries failed mid-response", "path", r.URL.Path, "err", err)
+		observe.Fail(r, http.StatusInternalServerError, fmt.Errorf("compliance summaries failed mid-response: %w", err))
 		panic(http.ErrAbortHandler)
 	}
 	if err != nil {
@@ -64,13 +93,14 @@ func serveSummaries(w http.ResponseWriter, r *http.Request) error {
 // arrayWriter streams summaries as one JSON array through a buffer.
 type arrayWriter struct {
 	w       http.ResponseWriter
+	r       *http.Request
 	buf     *bufio.Writer
 	started bool // bytes have reached w
 }
 
 func (a *arrayWriter) begin() {
 	a.w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	a.buf = bufio.NewWriterSize(startWriter{a}, 32<<10)
+	a.buf = bufio.NewWriterSize(startWriter{a, deadline.Writer(a.w, a.r, a.w)}, 32<<10)
 	_ = a.buf.WriteByte('[')
 }
 
@@ -96,10 +126,14 @@ func (a *arrayWriter) close() error {
 	return a.buf.Flush()
 }
 
-// startWriter records that the response has started before passing bytes on.
-type startWriter struct{ a *arrayWriter }
+// startWriter records that the response has started before passing bytes on to body, which
+// moves the write deadline as the array streams.
+type startWriter struct {
+	a    *arrayWriter
+	body io.Writer
+}
 
 func (s startWriter) Write(p []byte) (int, error) {
 	s.a.started = true
-	return s.a.w.Write(p)
+	return s.body.Write(p)
 }

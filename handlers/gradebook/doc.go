@@ -1,6 +1,6 @@
 // Package gradebook serves the gradebook export and download operations (decisions §10):
-// an export streams every matching gradebook into a file that any credo process sharing the
-// database and the export folder can serve until the export's Expiry.
+// an export streams every matching gradebook into a file kept in the partition's database,
+// which any credo process sharing the database can serve until the export's Expiry.
 //
 // Choices where the specification is silent:
 //   - An export takes the list parameters. Without Take (or Filter.Take) it exports every match
@@ -18,8 +18,10 @@
 //     download exports of its organization only; an operator's export spans every
 //     organization and only operators may download it. Any other key, an expired one or one
 //     whose file is gone is a 404 that says nothing more.
-//   - Files live in Config.Dir/<partition>/<ExportKey>.<json|csv>, written to a temporary file
-//     and renamed, so that a download never sees a partial file. Expired exports are removed
-//     when a download finds them, and by Cleanup, which also removes stray files older than
-//     an hour.
+//   - The file is the content of the export's record (engine.Store.InsertWithContent): written
+//     in 256 KiB chunks to the partition's database, then recorded, so that a download on any
+//     process never sees a partial file and memory stays flat whatever the size. A download
+//     reads it back a chunk per statement and answers Range requests. Expired exports are
+//     removed when a download finds them, and by Cleanup on every process, which also removes
+//     content that no export owns.
 package gradebook

@@ -2,18 +2,15 @@ package gradebook
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-
-	"github.com/gorilla/mux"
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/deadline"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // mediaTypes are the Content-Types of the export formats.
@@ -22,7 +19,8 @@ var mediaTypes = map[engine.Format]string{
 	engine.FormatCSV:  "text/csv",
 }
 
-// download streams an export's file while the caller may still see it.
+// download streams an export's file from the database while the caller may still see it, a
+// chunk at a time, whichever process made it.
 func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	st := engine.StoreFrom(ctx)
@@ -30,7 +28,10 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := mux.Vars(r)["key"]
+	key, err := request.PathValue(r, "ExportKey")
+	if err != nil {
+		return err
+	}
 	e, err := h.find(ctx, st, files, key, auth.FromContext(ctx))
 	if err != nil {
 		return err
@@ -42,32 +43,30 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	if err := accept(r, mt); err != nil {
 		return err
 	}
-	f, err := os.Open(h.path(st, e))
-	if errors.Is(err, fs.ErrNotExist) {
+	content, err := st.OpenContent(ctx, files, []any{e.key})
+	if engine.IsNotFound(err) {
 		h.remove(ctx, st, files, e)
 		return notFound(key)
 	}
 	if err != nil {
 		return fmt.Errorf("gradebook: open export %s: %w", e.key, err)
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("gradebook: open export %s: %w", e.key, err)
-	}
 	w.Header().Set("Content-Type", mt+"; charset=utf-8")
 	w.Header().Set("Content-Disposition", "attachment; filename=gradebook."+string(e.format))
 	w.Header().Set("Cache-Control", "private, no-store")
-	// ServeContent copies the file without buffering it, and answers ranges and HEAD.
-	http.ServeContent(w, r, "", info.ModTime(), f)
+	// ServeContent copies the content a buffer at a time (the reader loads one chunk per
+	// statement), and answers ranges and HEAD; each chunk it sends moves the write deadline,
+	// so a large file reaches a slow client that keeps reading, and a client that stops is
+	// cut off after one WriteTimeout.
+	http.ServeContent(progressWriter{w, deadline.Writer(w, r, w)}, r, "", e.created.Time, content)
 	return nil
 }
 
 // exportFile is a recorded export.
 type exportFile struct {
-	key, partition, org, name string
-	format                    engine.Format
-	expiry                    engine.DateTime
+	key, partition, org string
+	format              engine.Format
+	expiry, created     engine.DateTime
 }
 
 func notFound(key string) error {
@@ -107,60 +106,47 @@ func (h *handler) find(ctx context.Context, st *engine.Store, files *engine.Reso
 	return e, nil
 }
 
-// path returns where the export's file lives.
-func (h *handler) path(st *engine.Store, e exportFile) string {
-	return filepath.Join(h.cfg.Dir, st.Partition, e.name)
-}
-
-// remove deletes an export's file and record; another process may have done so first, and a
-// failure only delays the removal to the next Cleanup.
+// remove deletes an export, record and content; another process may have done so first, and
+// a failure only delays the removal to the next Cleanup.
 func (h *handler) remove(ctx context.Context, st *engine.Store, files *engine.Resource, e exportFile) {
-	_ = removeExport(ctx, st, files, h.cfg.Dir, e)
-}
-
-func removeExport(ctx context.Context, st *engine.Store, files *engine.Resource, dir string, e exportFile) error {
-	if err := os.Remove(filepath.Join(dir, st.Partition, e.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("gradebook: remove export %s: %w", e.key, err)
-	}
-	if err := st.Delete(ctx, files, []any{e.key}, ""); err != nil && !engine.IsNotFound(err) {
-		return err
-	}
-	return nil
+	_ = st.Delete(ctx, files, []any{e.key}, "")
 }
 
 // fileRecord holds an export record's members by name.
 type fileRecord map[string]any
 
-// insert stores the record through the engine, which validates it.
-func (m fileRecord) insert(ctx context.Context, st *engine.Store, files *engine.Resource) error {
+// record builds the export record for the engine, which completes and validates it.
+func (m fileRecord) record(files *engine.Resource) (engine.Record, []bool, error) {
 	rec := files.NewRecord()
 	present := make([]bool, len(files.Members))
 	for name, v := range m {
 		f, ok := files.Member(name)
 		if !ok {
-			return fmt.Errorf("gradebook: %s has no member %s", files.Name, name)
+			return nil, nil, fmt.Errorf("gradebook: %s has no member %s", files.Name, name)
 		}
 		rec[f.Index], present[f.Index] = v, true
 	}
-	if _, err := st.Insert(ctx, files, rec, present, ""); err != nil {
-		return fmt.Errorf("gradebook: record export: %w", err)
-	}
-	return nil
+	return rec, present, nil
 }
 
 // fromRecord reads an export record.
 func fromRecord(files *engine.Resource, rec engine.Record) (exportFile, error) {
 	str := func(name string) string { s, _ := rec.Get(files, name).(string); return s }
 	e := exportFile{key: str("ExportKey"), partition: str("PartitionSlug"), org: str("OrganizationIdentifier"),
-		name: str("FileName"), format: engine.Format(str("ExportFormat"))}
+		format: engine.Format(str("ExportFormat"))}
 	exp, ok := rec.Get(files, "Expiry").(engine.DateTime)
 	if !ok {
 		return exportFile{}, fmt.Errorf("gradebook: export %s has no Expiry", e.key)
 	}
 	e.expiry = exp
-	// The name comes from the database; never let it leave the partition's folder.
-	if e.name == "" || filepath.Base(e.name) != e.name || e.name[0] == '.' {
-		return exportFile{}, fmt.Errorf("gradebook: export %s has a bad file name %q", e.key, e.name)
-	}
+	e.created, _ = rec.Get(files, "ExportCreated").(engine.DateTime)
 	return e, nil
 }
+
+// progressWriter is a ResponseWriter whose body goes through a deadline.Writer.
+type progressWriter struct {
+	http.ResponseWriter
+	body io.Writer
+}
+
+func (p progressWriter) Write(b []byte) (int, error) { return p.body.Write(b) }

@@ -1,20 +1,20 @@
 package gradebook
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
+	"time"
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/deadline"
+	"credo/handlers/observe"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // Export is the answer of the export operation (api.md GradebookExport).
@@ -24,10 +24,6 @@ type Export struct {
 	ExportKey    string          `json:"ExportKey"`
 	Expiry       engine.DateTime `json:"Expiry"`
 }
-
-// fileBuffer is the write buffer of an export file: large enough to keep system calls few,
-// small enough not to matter per concurrent export.
-const fileBuffer = 64 << 10
 
 // export writes the matching gradebooks to a new file and records it.
 func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
@@ -40,7 +36,11 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 	if err := accept(r, "application/json"); err != nil {
 		return err
 	}
-	q, err := ParseQuery(gradebooks, r.URL.Query())
+	values, err := request.Query(r)
+	if err != nil {
+		return err
+	}
+	q, err := ParseQuery(gradebooks, values)
 	if err != nil {
 		return err
 	}
@@ -48,11 +48,22 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 		slog.Debug("origin", "path", r.URL.Path, "origin", q.Origin) // decisions §5: only logged
 	}
 	p := auth.FromContext(ctx)
+	if p == nil {
+		return fmt.Errorf("gradebook: export needs a caller: %w", auth.ErrUnauthenticated)
+	}
+	if err := h.cfg.Limit.Allow(st.Partition + " " + p.UserIdentifier); err != nil {
+		return err
+	}
 	q.Org = p.Scope()
-	out, err := h.write(ctx, st, gradebooks, files, q, p)
+	// The answer waits for the whole file: each chunk written to it gives the response a fresh
+	// WriteTimeout, so a large export is answered however long it takes while it progresses.
+	keep := func(dst io.Writer) io.Writer { return deadline.Writer(w, r, dst) }
+	start := time.Now()
+	out, size, err := h.write(ctx, st, gradebooks, files, q, p, keep)
 	if err != nil {
 		return err
 	}
+	observe.Exported(ctx, string(q.Format), size, start)
 	return problem.JSON(w, http.StatusOK, out)
 }
 
@@ -72,68 +83,46 @@ func ParseQuery(gradebooks *engine.Resource, values url.Values) (engine.Query, e
 	return q, nil
 }
 
-// write streams q into a temporary file of the partition's folder, renames it into place and
-// records it; the export is only visible once all three have succeeded.
-func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files *engine.Resource, q engine.Query, p *auth.Principal) (Export, error) {
-	dir := filepath.Join(h.cfg.Dir, st.Partition)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return Export{}, fmt.Errorf("gradebook: export folder: %w", err)
+// write streams q into the export's content in the partition's database and records the
+// export; it becomes visible, to every process sharing the database, only once complete.
+// Its Expiry counts from the end of the writing. keep wraps the content's writer; the size
+// written is returned with the export.
+func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files *engine.Resource, q engine.Query,
+	p *auth.Principal, keep func(io.Writer) io.Writer) (Export, int64, error) {
+	out := Export{ExportFormat: q.Format, ExportKey: engine.NewID()}
+	var size int64
+	fill := func(w io.Writer) error {
+		counted := &countingWriter{w: keep(w)}
+		err := WriteFile(ctx, st, gradebooks, q, counted)
+		size = counted.n
+		return err
 	}
-	tmp, err := os.CreateTemp(dir, tempPrefix+"*"+tempSuffix)
-	if err != nil {
-		return Export{}, fmt.Errorf("gradebook: export file: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
+	record := func(int64) (engine.Record, []bool, error) {
+		out.Expiry = ExpiryAt(h.cfg.now())
+		m := fileRecord{
+			"ExportKey": out.ExportKey, "PartitionSlug": st.Partition, "ExportFormat": string(q.Format),
+			"OwnerUserIdentifier": nil, "OrganizationIdentifier": nil, "Expiry": out.Expiry,
+			"ExportCreated": engine.DateTime{Time: h.cfg.now().UTC()},
 		}
-	}()
-	buf := bufio.NewWriterSize(tmp, fileBuffer)
-	if err := WriteFile(ctx, st, gradebooks, q, buf); err != nil {
-		return Export{}, err
+		if p != nil && p.UserIdentifier != "" {
+			m["OwnerUserIdentifier"] = p.UserIdentifier
+		}
+		if q.Org != "" {
+			m["OrganizationIdentifier"] = q.Org
+		}
+		return m.record(files)
 	}
-	if err := buf.Flush(); err != nil {
-		return Export{}, fmt.Errorf("gradebook: write export: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return Export{}, fmt.Errorf("gradebook: write export: %w", err)
-	}
-	out := Export{ExportFormat: q.Format, ExportKey: engine.NewID(), Expiry: ExpiryAt(h.cfg.now())}
-	name := out.ExportKey + "." + string(q.Format)
-	final := filepath.Join(dir, name)
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return Export{}, fmt.Errorf("gradebook: write export: %w", err)
-	}
-	done = true
-	rec := fileRecord{
-		"ExportKey": out.ExportKey, "PartitionSlug": st.Partition, "ExportFormat": string(q.Format),
-		"OwnerUserIdentifier": nil, "OrganizationIdentifier": nil, "FileName": name, "Expiry": out.Expiry,
-	}
-	if p != nil && p.UserIdentifier != "" {
-		rec["OwnerUserIdentifier"] = p.UserIdentifier
-	}
-	if q.Org != "" {
-		rec["OrganizationIdentifier"] = q.Org
-	}
-	if err := rec.insert(ctx, st, files); err != nil {
-		_ = os.Remove(final)
-		return Export{}, err
+	if _, err := st.InsertWithContent(ctx, files, []any{out.ExportKey}, fill, record); err != nil {
+		return Export{}, 0, fmt.Errorf("gradebook: export: %w", err)
 	}
 	out.DownloadUrl = "/v2/" + url.PathEscape(st.Partition) + "/" + Object + "/download/" + out.ExportKey
-	return out, nil
+	return out, size, nil
 }
-
-// The names of files being written; Cleanup removes old ones that a crash left behind.
-const (
-	tempPrefix = ".export-"
-	tempSuffix = ".tmp"
-)
 
 // WriteFile streams every record of q into w, one row at a time, as q.Format says: the JSON
 // array or the CSV (header row, RFC 4180 quoting, CRLF) that the list operation answers for
-// the same rows. Memory stays flat whatever the number of rows.
+// the same rows, written by the same engine.CSVWriter. Memory stays flat whatever the number
+// of rows.
 func WriteFile(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, w io.Writer) error {
 	switch q.Format {
 	case engine.FormatJSON:
@@ -166,19 +155,24 @@ func writeJSON(ctx context.Context, st *engine.Store, gradebooks *engine.Resourc
 }
 
 func writeCSV(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	if err := cw.Write(engine.Names(q.Fields)); err != nil {
+	cw := engine.NewCSVWriter(w, q.Fields)
+	if err := cw.WriteHeader(); err != nil {
 		return err
 	}
-	var cells []string
-	err := st.Stream(ctx, gradebooks, q, func(rec engine.Record) error {
-		cells = engine.TextValues(rec, q.Fields, cells)
-		return cw.Write(cells)
-	})
-	if err != nil {
+	if err := st.Stream(ctx, gradebooks, q, cw.Write); err != nil {
 		return err
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

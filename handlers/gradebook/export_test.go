@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers/gradebook"
+	"credo/internal/testenv"
 )
 
 // tricky is a title that needs every kind of CSV quoting.
@@ -46,7 +47,7 @@ func TestExportFiles(t *testing.T) {
 				name:  "csv with Includes ordering the columns and RFC 4180 quoting",
 				query: "Format=csv&Includes=GradebookTitle,GradebookIdentifier,IsLocked,GradebookCreated",
 				want: "GradebookTitle,GradebookIdentifier,IsLocked,GradebookCreated\r\n" +
-					`"Algebra, ""honours""` + "\r\n" + `section 2",` + gid(2) + ",false,2024-01-02T03:04:05-06:00\r\n" +
+					`"Algebra, ""honours""` + "\n" + `section 2",` + gid(2) + ",false,2024-01-02T03:04:05-06:00\r\n" +
 					"Biology," + gid(1) + ",false,2024-01-02T03:04:05-06:00\r\n" +
 					"Chemistry," + gid(3) + ",false,2024-01-02T03:04:05-06:00\r\n",
 			},
@@ -66,6 +67,26 @@ func TestExportFiles(t *testing.T) {
 					t.Errorf("file:\n got %q\nwant %q", got, tc.want)
 				}
 			})
+		}
+	})
+}
+
+// TestExportCSVKeepsValues reads a title that needs every kind of CSV quoting back from a CSV
+// export byte for byte (encoding/csv reads a CRLF inside a field as LF, and nothing else
+// differently).
+func TestExportCSVKeepsValues(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		insertGradebooks(t, e.st, gradebookJSON(gid(7), orgA, testenv.CSVValue))
+		body := e.download(t, callerA, e.export(t, callerA, "Format=csv&Includes=GradebookTitle,GradebookIdentifier"))
+		want := [][]string{{"GradebookTitle", "GradebookIdentifier"}, {testenv.CSVValue, gid(7)}}
+		rows, err := testenv.ReadCSV(body)
+		if err != nil || fmt.Sprintf("%q", rows) != fmt.Sprintf("%q", want) {
+			t.Fatalf("file %q\nread %q (%v)\nwant %q", body, rows, err, want)
+		}
+		std, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+		want[1][0] = strings.ReplaceAll(testenv.CSVValue, "\r\n", "\n")
+		if err != nil || fmt.Sprintf("%q", std) != fmt.Sprintf("%q", want) {
+			t.Fatalf("encoding/csv read %q (%v), want %q", std, err, want)
 		}
 	})
 }
@@ -119,8 +140,8 @@ func TestExportAnswer(t *testing.T) {
 				t.Errorf("%s = %v, want %v", k, raw[k], v)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(e.cfg.Dir, e.st.Partition, key+".csv")); err != nil {
-			t.Errorf("export file: %v", err)
+		if recorded, chunks := e.stored(t, key); !recorded || chunks != 1 {
+			t.Errorf("export stored: recorded %v, %d chunks; want a record and one chunk", recorded, chunks)
 		}
 	})
 }
@@ -176,9 +197,8 @@ func TestExportBadRequests(t *testing.T) {
 				}
 			})
 		}
-		entries, _ := os.ReadDir(filepath.Join(e.cfg.Dir, e.st.Partition))
-		if len(entries) != 0 {
-			t.Errorf("refused exports left %d files", len(entries))
+		if n := e.chunks(t, ""); n != 0 {
+			t.Errorf("refused exports left %d chunks", n)
 		}
 	})
 }
@@ -226,15 +246,14 @@ func TestDownloadExpiry(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		seed(t, e)
 		x := e.export(t, callerA, "")
-		file := filepath.Join(e.cfg.Dir, e.st.Partition, x.ExportKey+".json")
 		e.clock.Set(x.Expiry.Add(-time.Nanosecond))
 		e.download(t, callerA, x)
 		e.clock.Set(x.Expiry.Time)
 		if rec := e.do(t, callerA, http.MethodGet, x.DownloadUrl, nil); rec.Code != http.StatusNotFound {
 			t.Fatalf("download at Expiry: %d, want 404", rec.Code)
 		}
-		if _, err := os.Stat(file); !os.IsNotExist(err) {
-			t.Errorf("expired file still there: %v", err)
+		if recorded, chunks := e.stored(t, x.ExportKey); recorded || chunks != 0 {
+			t.Errorf("expired export still stored: recorded %v, %d chunks", recorded, chunks)
 		}
 		e.clock.Set(x.Expiry.Add(-time.Minute))
 		if rec := e.do(t, callerA, http.MethodGet, x.DownloadUrl, nil); rec.Code != http.StatusNotFound {
@@ -250,34 +269,131 @@ func TestCleanup(t *testing.T) {
 		old := e.export(t, callerA, "")
 		e.clock.Set(start.Add(20 * time.Minute))
 		live := e.export(t, callerA, "Format=csv")
-		dir := filepath.Join(e.cfg.Dir, e.st.Partition)
-		stray := filepath.Join(dir, ".export-123.tmp")
-		unrecorded := filepath.Join(dir, gid(77)+".json")
-		foreign := filepath.Join(dir, "notes.txt")
-		for _, f := range []string{stray, unrecorded, foreign} {
-			if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+		// Content that no export owns: an export whose process died before recording it.
+		table := `"gradebook_export_chunks"`
+		if e.st.Dialect() == engine.Postgres {
+			table = `"` + e.st.Partition + `".` + table
+		}
+		if err := e.st.DB(ctx).Exec(`INSERT INTO `+table+` ("export_key", "seq", "data", "written") VALUES (?, 0, ?, ?)`,
+			gid(77), []byte("[]\n"), time.Now().Unix()).Error; err != nil {
+			t.Fatal(err)
 		}
 		e.clock.Set(old.Expiry.Add(time.Second))
 		n, err := gradebook.Cleanup(ctx, e.st, e.cfg)
 		if err != nil || n != 1 {
 			t.Fatalf("Cleanup after the first Expiry: %d, %v; want 1", n, err)
 		}
-		if _, err := os.Stat(filepath.Join(dir, old.ExportKey+".json")); !os.IsNotExist(err) {
-			t.Errorf("expired file still there")
+		if recorded, chunks := e.stored(t, old.ExportKey); recorded || chunks != 0 {
+			t.Errorf("expired export still stored: recorded %v, %d chunks", recorded, chunks)
+		}
+		if e.chunks(t, gid(77)) != 1 {
+			t.Error("Cleanup removed young content that no export owns: its export may still be written")
 		}
 		e.download(t, callerA, live)
-		// Files older than StrayAge: the temporary and the unrecorded ones go, others stay.
-		later := time.Now().Add(gradebook.StrayAge + time.Minute)
-		e.clock.Set(later)
+		// Past ContentOrphanAge, the orphan goes with the live export, now expired too.
+		e.clock.Set(time.Now().Add(engine.ContentOrphanAge + time.Minute))
 		n, err = gradebook.Cleanup(ctx, e.st, e.cfg)
-		if err != nil || n != 3 {
-			t.Fatalf("Cleanup later: %d, %v; want 3 (live export, stray, unrecorded)", n, err)
+		if err != nil || n != 1 {
+			t.Fatalf("Cleanup later: %d, %v; want 1 (the live export)", n, err)
 		}
-		entries, _ := os.ReadDir(dir)
-		if len(entries) != 1 || entries[0].Name() != "notes.txt" {
-			t.Errorf("left %v, want only notes.txt", entries)
+		if left := e.chunks(t, ""); left != 0 {
+			t.Errorf("left %d chunks, want none", left)
+		}
+	})
+}
+
+// TestDownloadOnAnotherProcess exports through one process and downloads, whole and by
+// ranges, through another that shares the database: nothing of an export is local.
+func TestDownloadOnAnotherProcess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		seed(t, e)
+		other := e.replica(t)
+		x := e.export(t, callerA, "Format=csv")
+		want := e.download(t, callerA, x)
+		if got := other.download(t, callerA, x); got != want {
+			t.Fatalf("download on the other process:\n%q\nwant\n%q", got, want)
+		}
+		rec := other.do(t, callerA, http.MethodGet, x.DownloadUrl, http.Header{"Range": {"bytes=5-20"}})
+		if rec.Code != http.StatusPartialContent || rec.Body.String() != want[5:21] {
+			t.Errorf("range 5-20: %d %q, want 206 %q", rec.Code, rec.Body, want[5:21])
+		}
+		if got := rec.Header().Get("Content-Range"); got != fmt.Sprintf("bytes 5-20/%d", len(want)) {
+			t.Errorf("Content-Range %q", got)
+		}
+		rec = other.do(t, callerA, http.MethodGet, x.DownloadUrl, nil)
+		if got := rec.Header().Get("Content-Length"); got != fmt.Sprint(len(want)) {
+			t.Errorf("Content-Length %q, want %d", got, len(want))
+		}
+	})
+}
+
+// TestCleanupOnEveryProcess runs Cleanup on three processes at once over the same expired
+// exports: each export is removed once, and none of them fails.
+func TestCleanupOnEveryProcess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		seed(t, e)
+		var keys []string
+		for range 12 {
+			keys = append(keys, e.export(t, callerA, "").ExportKey)
+		}
+		procs := []*env{e, e.replica(t), e.replica(t)}
+		e.clock.Set(e.clock.Now().Add(time.Hour))
+		var wg sync.WaitGroup
+		removed := make([]int, len(procs))
+		errs := make([]error, len(procs))
+		for i, p := range procs {
+			wg.Go(func() { removed[i], errs[i] = gradebook.Cleanup(context.Background(), p.st, p.cfg) })
+		}
+		wg.Wait()
+		total := 0
+		for i := range procs {
+			if errs[i] != nil {
+				t.Errorf("process %d: %v", i, errs[i])
+			}
+			total += removed[i]
+		}
+		if total != len(keys) {
+			t.Errorf("removed %v exports in all, want %d", removed, len(keys))
+		}
+		if n := e.chunks(t, ""); n != 0 {
+			t.Errorf("%d chunks left", n)
+		}
+	})
+}
+
+// TestConcurrentExports runs more exports at once than the partition's pool has connections,
+// each streaming gradebooks on one connection while writing chunks on another: they all
+// finish, with their own content.
+func TestConcurrentExports(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		insertMany(t, e.st, 3000) // about 1.8 MB of JSON: several chunks per export
+		const n = 40
+		var wg sync.WaitGroup
+		xs := make([]gradebook.Export, n)
+		done := make(chan struct{})
+		target := "/v2/" + e.st.Partition + "/progress/gradebooks/export"
+		for i := range n {
+			wg.Go(func() {
+				rec := e.do(t, callerA, http.MethodGet, target, nil)
+				if err := json.Unmarshal(rec.Body.Bytes(), &xs[i]); rec.Code != http.StatusOK || err != nil {
+					t.Errorf("export %d: %d %s", i, rec.Code, rec.Body)
+				}
+			})
+		}
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("concurrent exports did not finish within 2 minutes: the pool is exhausted")
+		}
+		if t.Failed() {
+			return
+		}
+		want := e.download(t, callerA, xs[0])
+		for _, x := range xs[1:] {
+			if got := e.download(t, callerA, x); got != want {
+				t.Fatalf("export %s differs from the first", x.ExportKey)
+			}
 		}
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers/gradebook"
+	"credo/handlers/limit"
+	"credo/internal/openapitest"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -44,42 +46,90 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
 // env is one backend's partitions with the gradebook routes mounted as the router mounts them.
 type env struct {
+	url    string
+	parts  []string
 	stores map[string]*engine.Store
 	st     *engine.Store // the first partition
 	cfg    gradebook.Config
 	clock  *clock
 	router *mux.Router
+	// api validates every exchange against the OpenAPI document.
+	api *openapitest.Validator
 }
 
 var registry = sync.OnceValues(func() (*engine.Registry, error) { return engine.Load(resources.FS) })
 
-// eachBackend runs fn on fresh partitions (two, sharing one export folder) of every backend.
+// eachBackend runs fn on fresh partitions (two) of every backend.
 func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			parts := []string{testenv.Partition(t), testenv.Partition(t)}
+			clk := &clock{t: time.Date(2024, 3, 10, 14, 7, 30, 0, time.UTC)}
+			fn(t, openEnv(t, b.URL, parts, clk))
+		})
+	}
+}
+
+// openEnv opens the partitions at url with a pool and routes of their own, as one credo
+// process would; two envs on one url are two processes sharing the database.
+func openEnv(t *testing.T, url string, parts []string, clk *clock) *env {
+	t.Helper()
 	reg, err := registry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range testenv.Backends(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			parts := []string{testenv.Partition(t), testenv.Partition(t)}
-			db, err := engine.Open(context.Background(), b.URL, parts, reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			e := &env{stores: map[string]*engine.Store{}, clock: &clock{t: time.Date(2024, 3, 10, 14, 7, 30, 0, time.UTC)}}
-			for _, p := range parts {
-				e.stores[p], _ = db.Store(p)
-			}
-			e.st = e.stores[parts[0]]
-			e.cfg = gradebook.Config{Dir: t.TempDir(), Now: e.clock.Now}
-			e.router = mux.NewRouter()
-			for _, rt := range gradebook.Routes(e.cfg) {
-				e.router.Handle("/v2/{partition}/"+rt.Path, rt.Handler).Methods(rt.Method)
-			}
-			fn(t, e)
-		})
+	db, err := engine.Open(context.Background(), url, parts, reg)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{stores: map[string]*engine.Store{}, url: url, parts: parts, clock: clk}
+	for _, p := range parts {
+		e.stores[p], _ = db.Store(p)
+	}
+	e.st = e.stores[parts[0]]
+	// No export limit here: the security suite tests it, and these tests export at will.
+	e.cfg = gradebook.Config{Now: e.clock.Now, Limit: limit.New("exports", limit.Rule{}, nil)}
+	e.router = mux.NewRouter()
+	for _, rt := range gradebook.Routes(e.cfg) {
+		e.router.Handle("/v2/{partition}/"+rt.Path, rt.Handler).Methods(rt.Method)
+	}
+	e.api = openapitest.Of(t, openapitest.Document(reg, gradebook.Routes(e.cfg)...)) // one per test: replicas share it
+	return e
+}
+
+// replica returns another process on the same database and partitions, with the same clock.
+func (e *env) replica(t *testing.T) *env { return openEnv(t, e.url, e.parts, e.clock) }
+
+// stored reports whether the first partition records the export with key, and counts the
+// content rows (chunks) the key has there.
+func (e *env) stored(t *testing.T, key string) (recorded bool, chunks int64) {
+	t.Helper()
+	reg, _ := registry()
+	files := reg.MustByName("GradebookExportFile")
+	recorded, err := e.st.Exists(context.Background(), files, []any{key}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recorded, e.chunks(t, key)
+}
+
+// chunks counts the content rows of the first partition's exports, of key only unless "".
+func (e *env) chunks(t *testing.T, key string) int64 {
+	t.Helper()
+	table := `"gradebook_export_chunks"`
+	if e.st.Dialect() == engine.Postgres {
+		table = `"` + e.st.Partition + `".` + table
+	}
+	q, args := "SELECT count(*) FROM "+table, []any{}
+	if key != "" {
+		q, args = q+` WHERE "export_key" = ?`, append(args, key)
+	}
+	var n int64
+	if err := e.st.DB(context.Background()).Raw(q, args...).Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // do serves one request as caller in the partition the path names.
@@ -98,7 +148,7 @@ func (e *env) do(t *testing.T, caller *auth.Principal, method, target string, he
 		ctx = auth.WithPrincipal(ctx, caller)
 	}
 	rec := httptest.NewRecorder()
-	e.router.ServeHTTP(rec, req.WithContext(ctx))
+	e.api.Handler(openapitest.Served(e.router)).ServeHTTP(rec, req.WithContext(ctx))
 	return rec
 }
 

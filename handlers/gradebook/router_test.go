@@ -11,6 +11,8 @@ import (
 	"credo/engine"
 	"credo/handlers"
 	"credo/handlers/gradebook"
+	"credo/internal/openapitest"
+	"credo/internal/testauth"
 	"credo/internal/testenv"
 )
 
@@ -32,9 +34,13 @@ func TestRoutesBesideGeneratedOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	srv := &handlers.Server{Registry: reg, Database: db, Auth: fixedCaller{callerA},
-		Modules: gradebook.Routes(gradebook.Config{Dir: t.TempDir()})}
-	h := srv.Handler()
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: fixedCaller{callerA}, Authz: testauth.AllowAll{},
+		Modules: gradebook.Routes(gradebook.Config{})}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = openapitest.New(t, srv.OpenAPI()).Handler(h)
 	serve := func(method, target string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"credo/engine"
+	"credo/handlers/limit"
 	"credo/handlers/route"
 )
 
@@ -13,7 +14,7 @@ import (
 const (
 	Object       = "progress/gradebooks"
 	ExportPath   = Object + "/export"
-	DownloadPath = Object + "/download/{key}"
+	DownloadPath = Object + "/download/{ExportKey}"
 )
 
 // Lifetime is how long an export can at least be downloaded; Expiry is rounded up from
@@ -29,13 +30,14 @@ const (
 	fileName      = "GradebookExportFile"
 )
 
-// Config is what the export and download operations need from the process.
+// Config is what the export and download operations need from the process. The zero Config
+// serves on the real clock.
 type Config struct {
-	// Dir is the folder that export files go to, one subfolder per partition. Processes that
-	// share the database must share this folder for any of them to serve any export.
-	Dir string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Limit bounds exports per caller (limit.Export); nil means its default. Each export
+	// reads every matching gradebook and writes a file, so a caller may not loop on it.
+	Limit *limit.Limiter
 }
 
 func (c Config) now() time.Time {
@@ -45,30 +47,58 @@ func (c Config) now() time.Time {
 	return c.Now()
 }
 
-// Routes returns the export and download routes. It panics when cfg.Dir is empty: the
-// process cannot serve exports without a folder to write them to.
+// Routes returns the export and download routes.
 func Routes(cfg Config) []route.Route {
-	if cfg.Dir == "" {
-		panic("gradebook: Config.Dir is empty")
+	if cfg.Limit == nil {
+		cfg.Limit = limit.New("exports", limit.Defaults[limit.Export], cfg.Now)
 	}
 	h := &handler{cfg: cfg}
+	file := []route.Content{
+		{MediaType: "application/json", Schema: route.ArrayOf(route.Schema{Ref: gradebookName})},
+		{MediaType: "text/csv", Schema: route.String("RFC 4180 CSV with a header row of member names.")},
+	}
+	disposition := route.Header{Name: "Content-Disposition", Required: true, Schema: route.String(""),
+		Description: "attachment; filename=gradebook.json or gradebook.csv"}
 	return []route.Route{
 		{
-			Method:  http.MethodGet,
-			Path:    ExportPath,
-			Summary: "Export the gradebooks matching the list filters to a JSON or CSV file and answer where to download it.",
+			Method:      http.MethodGet,
+			Path:        ExportPath,
+			Tag:         "gradebook",
+			OperationID: "exportGradebooks",
+			Summary:     "Export the gradebooks matching the list filters to a JSON or CSV file and answer where to download it.",
+			Description: "Takes the parameters of the gradebook list; without Take every match is exported (and Page must be 1). " +
+				"An empty result is an empty file, not an error.",
 			Access:  route.Protected,
 			Object:  Object,
 			Need:    "Read",
+			QueryOf: gradebookName,
+			Responses: []route.Response{{Status: http.StatusOK, Description: "Where and until when the file can be downloaded.",
+				Content: route.JSON(Export{})}},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			Handler: h.export,
 		},
 		{
-			Method:  http.MethodGet,
-			Path:    DownloadPath,
-			Summary: "Download a gradebook export file until its Expiry.",
-			Access:  route.Protected,
-			Object:  Object,
-			Need:    "Read",
+			Method:      http.MethodGet,
+			Path:        DownloadPath,
+			Tag:         "gradebook",
+			OperationID: "downloadGradebookExport",
+			Summary:     "Download a gradebook export file until its Expiry.",
+			Description: "Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.",
+			Access:      route.Protected,
+			Object:      Object,
+			Need:        "Read",
+			Params: []route.Param{{Name: "ExportKey", In: route.InPath, Schema: route.String(""),
+				Description: "The ExportKey of the export; an unknown, expired or malformed one, or another organization's, is a 404."}},
+			Responses: []route.Response{
+				{Status: http.StatusOK, Description: "The file, in the export's format: an array of Gradebook records (JSON) or CSV.",
+					Headers: []route.Header{disposition}, Content: file},
+				{Status: http.StatusPartialContent, Description: "The range asked for.", Headers: []route.Header{disposition,
+					{Name: "Content-Range", Required: true, Schema: route.String(""), Description: "The bytes sent."}}},
+				{Status: http.StatusNotModified, Description: "The file has not changed since If-Modified-Since."},
+				{Status: http.StatusRequestedRangeNotSatisfiable, Description: "The range lies outside the file.",
+					Content: []route.Content{{MediaType: "text/plain", Schema: route.String("")}}},
+			},
+			Errors:  []int{http.StatusNotFound, http.StatusNotAcceptable, http.StatusServiceUnavailable},
 			Handler: h.download,
 		},
 	}

@@ -37,7 +37,9 @@ type importer struct {
 	m    model
 	rows []Row
 	org  string
-	ps   problems
+	// operator callers may link a user of another organization into org (decisions §11).
+	operator bool
+	ps       problems
 	// ids are the rows' canonical PersonIdentifiers ("" when invalid); byID and byEmail give
 	// the first row of each valid Identifier and well-formed Email.
 	ids     []string
@@ -53,12 +55,17 @@ type importer struct {
 // Email), with its manager connection, in one transaction of st. Any problem with any row
 // writes nothing and is returned as one validation error listing every problem with its
 // row. by is the caller's user, recorded as CreatedBy ("" for none).
-func Import(ctx context.Context, st *engine.Store, rows []Row, org, by string) error {
+//
+// Organization scope holds (decisions §11): a row whose Email is a user of another
+// organization is the problem "Email … is already in use" unless operator is set, since a
+// person for that user in org would make it readable there. Only operators link users
+// across organizations.
+func Import(ctx context.Context, st *engine.Store, rows []Row, org, by string, operator bool) error {
 	m, err := modelOf(st)
 	if err != nil {
 		return err
 	}
-	im := &importer{m: m, rows: rows, org: org}
+	im := &importer{m: m, rows: rows, org: org, operator: operator}
 	im.check()
 	if err := im.lookUp(ctx, st); err != nil {
 		return err
@@ -184,8 +191,13 @@ func (im *importer) resolve() (userIDs, managers []string) {
 	for i, r := range im.rows {
 		if id, ok := im.users[r.Email]; ok {
 			userIDs[i] = id
-			if im.inOrg[id] && im.byEmail[r.Email] == i {
+			switch {
+			case im.byEmail[r.Email] != i:
+			case im.inOrg[id]:
 				im.ps.add("Email", i, "Email %s already has a person in your organization", r.Email)
+			case !im.operator:
+				// Said alike whichever organization has the user: nothing to learn from it.
+				im.ps.add("Email", i, "Email %s is already in use", r.Email)
 			}
 		} else {
 			userIDs[i] = engine.NewID()

@@ -16,6 +16,7 @@ import (
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers/people"
+	"credo/internal/openapitest"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -32,7 +33,11 @@ const (
 	other   = "other@example.com"
 )
 
-var callerA = &auth.Principal{UserIdentifier: adminID, OrganizationIdentifier: orgA}
+var (
+	callerA = &auth.Principal{UserIdentifier: adminID, OrganizationIdentifier: orgA}
+	// operatorA may link users of other organizations into orgA (decisions §11).
+	operatorA = &auth.Principal{UserIdentifier: adminID, OrganizationIdentifier: orgA, Operator: true}
+)
 
 var registry = sync.OnceValues(func() (*engine.Registry, error) { return engine.Load(resources.FS) })
 
@@ -81,7 +86,7 @@ func post(t *testing.T, st *engine.Store, caller *auth.Principal, body []byte, c
 		ctx = auth.WithPrincipal(ctx, caller)
 	}
 	rec := httptest.NewRecorder()
-	people.Routes()[0].Handler.ServeHTTP(rec, req.WithContext(ctx))
+	openapitest.Of(t, openapitest.Document(st.Registry(), people.Routes()...)).Handler(openapitest.Served(people.Routes()[0].Handler)).ServeHTTP(rec, req.WithContext(ctx))
 	return rec
 }
 
@@ -98,7 +103,7 @@ func encode(t *testing.T, rows []row) []byte {
 func pid(n int) string { return fmt.Sprintf("0190a6f0-0000-7000-9000-%012d", n) }
 
 // thousand returns 1,000 good rows: managers are the seeded boss, a later row or an earlier
-// row; row 5 imports the user of another organization.
+// row; row 5 imports the user of another organization, which only an operator may.
 func thousand() []row {
 	rows := make([]row, 1000)
 	for i := range rows {
@@ -141,7 +146,7 @@ func TestImportThousandRows(t *testing.T) {
 	eachStore(t, func(t *testing.T, st *engine.Store) {
 		before := count(t, st)
 		began := time.Now()
-		rec := post(t, st, callerA, encode(t, thousand()), "application/json")
+		rec := post(t, st, operatorA, encode(t, thousand()), "application/json")
 		took := time.Since(began)
 		if rec.Code != http.StatusOK || rec.Body.Len() != 0 {
 			t.Fatalf("import: %d %s", rec.Code, rec.Body)
@@ -218,7 +223,7 @@ func TestImportBadRowWritesNothing(t *testing.T) {
 		before := count(t, st)
 		rows := thousand()
 		rows[537] = row{"Identifier": pid(537), "Email": "not an email", "LastName": "X", "EmployeeType": "Intern", "Manager": "nobody@example.com"}
-		errs := problemOf(t, post(t, st, callerA, encode(t, rows), ""), http.StatusBadRequest)
+		errs := problemOf(t, post(t, st, operatorA, encode(t, rows), ""), http.StatusBadRequest)
 		want := map[string][]string{
 			"Email":        {`Email "not an email" is not a well-formed address (537)`},
 			"FirstName":    {"FirstName is required (537)"},
@@ -332,13 +337,38 @@ func TestImportRequests(t *testing.T) {
 	})
 }
 
+// TestImportRowText: a row member repeated, holding U+0000, invalid UTF-8 or a lone surrogate
+// is a problem of its row naming the member, on both stores, and nothing is imported.
+func TestImportRowText(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *engine.Store) {
+		before := count(t, st)
+		row := func(extra string) string {
+			return `{"Identifier":"` + pid(7) + `","Email":"text@example.com","FirstName":"T","LastName":"X"` + extra + `}`
+		}
+		for _, tc := range []struct{ name, body, member string }{
+			{name: "repeated member", body: `[` + row(`,"FirstName":"U"`) + `]`, member: "FirstName"},
+			{name: "NUL", body: `[` + row(`,"Location":"a\u0000"`) + `]`, member: "Location"},
+			{name: "lone surrogate", body: `[` + row(`,"BusinessTitle":"\ud800"`) + `]`, member: "BusinessTitle"},
+			{name: "invalid byte", body: "[" + row(",\"Manager\":\"\xff\"") + "]", member: "Manager"},
+		} {
+			errs := problemOf(t, post(t, st, callerA, []byte(tc.body), "application/json"), http.StatusBadRequest)
+			if msgs := errs[tc.member]; len(msgs) != 1 || !strings.HasSuffix(msgs[0], "(0)") {
+				t.Errorf("%s: problems %v, want one of row 0 naming %s", tc.name, errs, tc.member)
+			}
+		}
+		if got := count(t, st); got != before {
+			t.Errorf("after refused imports %+v, want %+v", got, before)
+		}
+	})
+}
+
 func TestImportPromotesAnExistingConnection(t *testing.T) {
 	eachStore(t, func(t *testing.T, st *engine.Store) {
 		// other (a user of orgB) already follows boss without IsManager; importing other into
 		// orgA with Manager boss makes that connection a manager connection.
 		create(t, st, "UserConnection", `{"FromUserIdentifier":"`+bossID+`","ToUserIdentifier":"`+otherID+`","IsSupervisor":true}`)
 		rows := []row{{"Identifier": pid(1), "Email": other, "FirstName": "O", "LastName": "Ther", "Manager": boss}}
-		if rec := post(t, st, callerA, encode(t, rows), ""); rec.Code != http.StatusOK {
+		if rec := post(t, st, operatorA, encode(t, rows), ""); rec.Code != http.StatusOK {
 			t.Fatalf("import: %d %s", rec.Code, rec.Body)
 		}
 		reg, _ := registry()
@@ -356,6 +386,39 @@ func TestImportPromotesAnExistingConnection(t *testing.T) {
 		slices.Sort(emails)
 		if err != nil || !slices.Equal(emails, []string{boss, other}) {
 			t.Errorf("users of orgA %v, %v", emails, err)
+		}
+	})
+}
+
+// TestImportKeepsOrganizationScope (decisions §11): a non-operator importing a row with the
+// Email of another organization's user gets the row problem "Email … is already in use",
+// whatever the other rows, and nothing is written; the user stays outside its organization.
+// An operator may link it.
+func TestImportKeepsOrganizationScope(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *engine.Store) {
+		before := count(t, st)
+		rows := []row{
+			{"Identifier": pid(1), "Email": "fresh@example.com", "FirstName": "F", "LastName": "Resh"},
+			{"Identifier": pid(2), "Email": other, "FirstName": "O", "LastName": "Ther"},
+		}
+		errs := problemOf(t, post(t, st, callerA, encode(t, rows), ""), http.StatusBadRequest)
+		if want := map[string][]string{"Email": {"Email other@example.com is already in use (1)"}}; fmt.Sprint(errs) != fmt.Sprint(want) {
+			t.Errorf("errors %v, want %v", errs, want)
+		}
+		if got := count(t, st); got != before {
+			t.Errorf("after a refused import %+v, want %+v", got, before)
+		}
+		reg, _ := registry()
+		users := reg.MustByName("User")
+		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, orgA); !engine.IsNotFound(err) {
+			t.Errorf("orgA reads the other organization's user: %v", err)
+		}
+		// The same row from an operator links the user into orgA.
+		if rec := post(t, st, operatorA, encode(t, rows[1:]), ""); rec.Code != http.StatusOK {
+			t.Fatalf("operator import: %d %s", rec.Code, rec.Body)
+		}
+		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, orgA); err != nil {
+			t.Errorf("after an operator's import orgA cannot read the user: %v", err)
 		}
 	})
 }

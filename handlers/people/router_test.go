@@ -11,6 +11,8 @@ import (
 	"credo/engine"
 	"credo/handlers"
 	"credo/handlers/people"
+	"credo/internal/openapitest"
+	"credo/internal/testauth"
 	"credo/internal/testenv"
 )
 
@@ -30,7 +32,12 @@ func TestRouteInRouter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h := (&handlers.Server{Registry: reg, Database: db, Auth: fixedCaller{callerA}, Modules: people.Routes()}).Handler()
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: fixedCaller{callerA}, Authz: testauth.AllowAll{}, Modules: people.Routes()}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = openapitest.New(t, srv.OpenAPI()).Handler(h)
 	body := `[{"Identifier":"` + pid(1) + `","Email":"new@example.com","FirstName":"N","LastName":"Ew"}]`
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v2/"+p+"/"+people.Path, strings.NewReader(body)))

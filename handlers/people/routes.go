@@ -3,14 +3,14 @@ package people
 import (
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"strings"
+	"time"
 
 	"credo/auth"
 	"credo/engine"
-	"credo/handlers/problem"
+	"credo/handlers/deadline"
+	"credo/handlers/observe"
+	"credo/handlers/request"
 	"credo/handlers/route"
 )
 
@@ -26,13 +26,32 @@ const MaxBodyBytes = 32 << 20
 
 // Routes returns the people import route.
 func Routes() []route.Route {
+	str := func(desc string) route.Schema { return route.String(desc).OrNull() }
+	row := route.Schema{Type: "object", Description: "A PersonImportRow.", Properties: []route.Property{
+		{Name: "Identifier", Schema: route.UUID("The new PersonIdentifier; required, and new.")},
+		{Name: "Email", Schema: str("Required and well-formed; a user with this Email is reused when it belongs to the organization.")},
+		{Name: "FirstName", Schema: str("Required.")},
+		{Name: "LastName", Schema: str("Required.")},
+		{Name: "BusinessTitle", Schema: str("")},
+		{Name: "EmployeeType", Schema: str("Empty, Employee or Contractor.")},
+		{Name: "Location", Schema: str("")},
+		{Name: "Manager", Schema: str("Empty, or the Email of an existing user: recorded as the person's manager.")},
+	}}
 	return []route.Route{{
-		Method:  http.MethodPost,
-		Path:    Path,
-		Summary: "Import people, with their users and managers, into the caller's organization: all rows or none.",
-		Access:  route.Protected,
-		Object:  Object,
-		Need:    "Create",
+		Method:      http.MethodPost,
+		Path:        Path,
+		Tag:         "people",
+		OperationID: "importPeople",
+		Summary:     "Import people, with their users and managers, into the caller's organization: all rows or none.",
+		Description: "Any bad row is a 400 listing every problem as \"<message> (<row index>)\" under the member's name, and nothing is written.",
+		Access:      route.Protected,
+		Object:      Object,
+		Need:        "Create",
+		Body: &route.Body{Required: true, Description: "The rows, at most 32 MiB.",
+			Content: []route.Content{{MediaType: "application/json", Schema: route.ArrayOf(row)}}},
+		Responses: []route.Response{{Status: http.StatusOK, Description: "Imported; no content."}},
+		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+			http.StatusServiceUnavailable},
 		Handler: serveImport,
 	}}
 }
@@ -53,25 +72,28 @@ func serveImport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return engine.Invalid("the caller acts in no organization to import people into")
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
-		return problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not JSON; send application/json.", ct)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		return fmt.Errorf("people: read body: %w", err)
-	}
-	rows, err := DecodeRows(body)
+	// A body of up to 32 MiB may take longer than one ReadTimeout on a slow link: the one body
+	// reader keeps moving the read deadline while it arrives at a steady rate (deadline.Body).
+	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	if err := Import(ctx, st, rows, org, p.UserIdentifier); err != nil {
+	deadline.Extend(w, r)
+	start := time.Now()
+	rows, err := DecodeRows(body)
+	if err == nil {
+		err = Import(ctx, st, rows, org, p.UserIdentifier, p.Operator)
+	}
+	outcome := observe.ImportDone
+	if errors.Is(err, engine.ErrInvalid) {
+		outcome = observe.ImportRefused
+	} else if err != nil {
+		outcome = observe.ImportFailed
+	}
+	observe.Imported(ctx, outcome, len(rows), start)
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-func isJSON(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

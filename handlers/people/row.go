@@ -3,6 +3,7 @@ package people
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -74,7 +75,8 @@ func (p *problems) err() error {
 }
 
 // DecodeRows reads the import body: a JSON array of PersonImportRow objects whose members are
-// strings or null. Unknown members and other JSON types are problems of their row; all of
+// strings or null, each row read by engine.DecodeObject (a repeated member, invalid UTF-8 or
+// U+0000 is a problem of its row). Unknown members and other JSON types are problems of their row; all of
 // them are reported together.
 func DecodeRows(body []byte) ([]Row, error) {
 	var raws []json.RawMessage
@@ -84,8 +86,17 @@ func DecodeRows(body []byte) ([]Row, error) {
 	rows := make([]Row, len(raws))
 	ps := &problems{}
 	for i, raw := range raws {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		members, err := engine.DecodeObject(raw)
+		var verr *engine.ValidationError
+		switch {
+		case errors.As(err, &verr) && len(verr.Fields) > 0:
+			for _, m := range verr.Members() {
+				for _, msg := range verr.Fields[m] {
+					ps.add(m, i, "%s", msg)
+				}
+			}
+			continue
+		case err != nil:
 			ps.add(rowMember, i, "the row must be a PersonImportRow object")
 			continue
 		}

@@ -53,6 +53,11 @@ func TestFormatsTimeRoute(t *testing.T) {
 		{name: "plus sign decoded as space", query: "?value=2024-03-10T14:30:00+05:00", param: "value"},
 		{name: "given twice", query: "?value=2024-03-10T14:30:00Z&value=2024-03-10T14:30:00Z", param: "value"},
 		{name: "unknown parameter", query: "?value=2024-03-10T14:30:00Z&Value=x", param: "Value"},
+		{name: "NUL", query: "?value=2024-03-10T14:30:00Z%00", param: "value"},
+		{name: "invalid UTF-8", query: "?value=%ff", param: "value"},
+		{name: "malformed escape", query: "?value=%zz", param: "value"},
+		{name: "semicolon", query: "?value=2024-03-10T14:30:00Z;x=1", param: "value"},
+		{name: "instant after 9999", query: "?value=9999-12-31T23:00:00-02:00", param: "value"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

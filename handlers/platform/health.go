@@ -3,10 +3,10 @@ package platform
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
+	"credo/handlers/observe"
 	"credo/handlers/problem"
 )
 
@@ -51,9 +51,13 @@ func (c Config) health(w http.ResponseWriter, r *http.Request) error {
 		if errors.Is(r.Context().Err(), context.Canceled) {
 			return r.Context().Err() // the caller left; nothing to report
 		}
-		// The cause (host, driver message) is for the log, not for anonymous callers.
-		slog.Warn("health: database unreachable", "partition", store.Partition, "err", err)
+		// The cause (host, driver message) is for the log, not for anonymous callers; the log
+		// reports it as part of the partition's outage, not once per check.
+		observe.Unavailable(r, store.Partition, err)
 		out.Status, out.Database, status = "Unhealthy", "unreachable", http.StatusServiceUnavailable
+	}
+	if status == http.StatusOK {
+		observe.Available(r, store.Partition)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return problem.JSON(w, status, out)

@@ -13,6 +13,8 @@ import (
 	"credo/handlers"
 	"credo/handlers/platform"
 	"credo/handlers/route"
+	"credo/internal/openapitest"
+	"credo/internal/testauth"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -64,7 +66,7 @@ func call(t *testing.T, routes []route.Route, store *engine.Store, p *auth.Princ
 		}
 		req := httptest.NewRequest(rt.Method, "/v2/"+store.Partition+"/"+target, nil).WithContext(ctx)
 		w := httptest.NewRecorder()
-		rt.Handler.ServeHTTP(w, req)
+		openapitest.Of(t, openapitest.Document(store.Registry(), routes...)).Handler(openapitest.Served(rt.Handler)).ServeHTTP(w, req)
 		return w
 	}
 	t.Fatalf("no platform route %s", path)
@@ -110,8 +112,13 @@ func TestRoutesAccess(t *testing.T) {
 // without a credential, under /v2/{partition}/.
 func TestMountedOnServer(t *testing.T) {
 	db, store := openDatabase(t, testenv.Backends(t)[0].URL)
-	srv := &handlers.Server{Registry: store.Registry(), Database: db, Modules: platform.Routes(platform.Config{Version: "v25.2"})}
-	h := srv.Handler()
+	srv := &handlers.Server{Registry: store.Registry(), Database: db, Auth: testauth.Operator(), Authz: testauth.AllowAll{},
+		Modules: platform.Routes(platform.Config{Version: "v25.2"})}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = openapitest.New(t, srv.OpenAPI()).Handler(h)
 	for target, want := range map[string]int{
 		"platform/health":                                  http.StatusOK,
 		"platform/version":                                 http.StatusOK,

@@ -10,6 +10,7 @@ import (
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // MaxActionDepth caps how many actions routes/settings walks up a parent chain (navigation
@@ -80,7 +81,10 @@ func routeSettings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q, err := request.Query(r)
+	if err != nil {
+		return err
+	}
 	for name, vals := range q {
 		if name != "url" {
 			return badParam(name, "unknown parameter %s; the only parameter is url", name)

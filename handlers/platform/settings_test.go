@@ -190,3 +190,32 @@ func TestRouteSettings(t *testing.T) {
 }
 
 func str(s string) *string { return &s }
+
+// TestRouteSettingsHostileURL: a url the stores cannot compare (invalid UTF-8, U+0000) or a
+// malformed query string is a 400 naming the parameter on both stores, not a 500.
+func TestRouteSettingsHostileURL(t *testing.T) {
+	operator := &auth.Principal{UserIdentifier: id(902), Operator: true}
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			store := openStore(t, b.URL)
+			seedActions(t, store, []action{{ActionIdentifier: id(1), ActionName: "Home", ActionUrl: "/"}})
+			routes := platform.Routes(platform.Config{})
+			for _, tc := range []struct{ query, param string }{
+				{query: "url=%ff", param: "url"},
+				{query: "url=%c3%28", param: "url"},
+				{query: "url=%ed%a0%80", param: "url"},
+				{query: "url=a%00b", param: "url"},
+				{query: "url=%zz", param: "url"},
+				{query: "url=a;b", param: "url"},
+				{query: "%zz=a", param: "%zz"},
+			} {
+				w := call(t, routes, store, operator, "platform/routes/settings?"+tc.query)
+				var p struct{ Errors map[string][]string }
+				_ = json.Unmarshal(w.Body.Bytes(), &p)
+				if w.Code != http.StatusBadRequest || p.Errors[tc.param] == nil {
+					t.Errorf("%s: %d %s, want a 400 naming %s", tc.query, w.Code, w.Body, tc.param)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,11 +10,14 @@ import (
 	// The zone database is embedded so that the formats/time operation gives the same answer on
 	// every machine, including containers without /usr/share/zoneinfo (decisions §8).
 	_ "time/tzdata"
+
+	"credo/engine"
 )
 
 // ErrBadTime is wrapped by every error FormatTime returns for a value that is missing or not in
-// the send format; the HTTP layer turns it into a 400 naming the `value` parameter.
-var ErrBadTime = errors.New("expected a date/time yyyy-MM-ddTHH:mm:ss[.fffffff] followed by Z or ±HH:mm")
+// the send format; the HTTP layer turns it into a 400 naming the `value` parameter. It is the
+// engine's ErrDateTime: values are read by the one datetime parser, engine.ParseDateTime.
+var ErrBadTime = engine.ErrDateTime
 
 // TimeFormats is the result of the formats/time operation (api.md "Platform operations
 // (version 2)", decisions §8). Every member is a string.
@@ -109,8 +111,8 @@ var namedZones = sync.OnceValues(func() ([]namedZone, error) {
 	return zones, nil
 })
 
-// FormatTime parses value in the send format (api.md "Date and time values", decisions §3):
-// `yyyy-MM-ddTHH:mm:ss`, an optional fraction of 1 to 7 digits, then `Z` or `±HH:mm` (offset at
+// FormatTime parses value with engine.ParseDateTime, in the send format (api.md "Date and time
+// values", decisions §3): `yyyy-MM-ddTHH:mm:ss`, an optional fraction of 1 to 7 digits, then `Z` or `±HH:mm` (offset at
 // most 14:00, as .NET allows). Anything else, including an empty value, a value without offset,
 // 8 or more fraction digits, lower-case `t`/`z`, a space instead of `T`, or an instant whose UTC
 // date (or date in a converted zone) falls outside years 1 to 9999, is an error wrapping
@@ -124,10 +126,11 @@ var namedZones = sync.OnceValues(func() ([]namedZone, error) {
 // decimals at most): "UTC+5.5", "UTC-3", "UTC+5.75". A zero offset, whether written `Z`,
 // `+00:00` or `-00:00`, gives "UTC+0", and like every `Z` input prints as +00:00 in RoundTrip.
 func FormatTime(value string) (*TimeFormats, error) {
-	t, err := parseSendFormat(value)
+	d, err := engine.ParseDateTime(value)
 	if err != nil {
 		return nil, err
 	}
+	t := d.Time
 	zones, err := namedZones()
 	if err != nil {
 		return nil, err
@@ -204,76 +207,6 @@ func FormatTime(value string) (*TimeFormats, error) {
 		},
 		Conversions: c,
 	}, nil
-}
-
-// parseSendFormat reads `yyyy-MM-ddTHH:mm:ss[.f{1,7}](Z|±HH:mm)` strictly.
-func parseSendFormat(s string) (time.Time, error) {
-	bad := func() (time.Time, error) { return time.Time{}, fmt.Errorf("%q: %w", s, ErrBadTime) }
-	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
-		return bad()
-	}
-	num := func(str string) (int, bool) {
-		n := 0
-		for i := 0; i < len(str); i++ {
-			c := str[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	year, ok1 := num(s[0:4])
-	month, ok2 := num(s[5:7])
-	day, ok3 := num(s[8:10])
-	hour, ok4 := num(s[11:13])
-	minute, ok5 := num(s[14:16])
-	sec, ok6 := num(s[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
-		year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
-		return bad()
-	}
-	rest := s[19:]
-	nanos := 0
-	if rest[0] == '.' {
-		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		digits := rest[1:i]
-		if len(digits) == 0 || len(digits) > 7 {
-			return bad()
-		}
-		nanos, _ = num(digits)
-		for k := len(digits); k < 9; k++ {
-			nanos *= 10
-		}
-		rest = rest[i:]
-	}
-	offset := 0
-	switch {
-	case rest == "Z":
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, okh := num(rest[1:3])
-		om, okm := num(rest[4:6])
-		if !okh || !okm || om > 59 || oh*60+om > 14*60 {
-			return bad()
-		}
-		offset = (oh*60 + om) * 60
-		if rest[0] == '-' {
-			offset = -offset
-		}
-	default:
-		return bad()
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nanos, time.FixedZone("", offset))
-	if t.Day() != day { // 2024-02-30 and the like normalise into the next month
-		return bad()
-	}
-	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return bad()
-	}
-	return t, nil
 }
 
 // timeSpan renders an offset in seconds as .NET TimeSpan.ToString() does: [-]hh:mm:ss.

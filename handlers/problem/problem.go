@@ -3,7 +3,6 @@
 package problem
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/observe"
 )
 
 // Problem is an RFC 9457 problem document with the PascalCase members of decisions §3. A handler
@@ -23,6 +23,9 @@ type Problem struct {
 	Detail   string              `json:"Detail,omitempty"`
 	Instance string              `json:"Instance,omitempty"`
 	Errors   map[string][]string `json:"Errors,omitempty"`
+	// RequestId is the id of the request that failed, as in its X-Request-Id header: an
+	// extension member (RFC 9457 §3.2) that lets a client's report be found in the server's log.
+	RequestId string `json:"RequestId,omitempty"`
 	// Header holds extra response headers (Allow, WWW-Authenticate).
 	Header http.Header `json:"-"`
 }
@@ -34,8 +37,27 @@ func New(status int, format string, args ...any) *Problem {
 	return &Problem{Status: status, Title: http.StatusText(status), Detail: fmt.Sprintf(format, args...)}
 }
 
-// From maps an error to its problem document: the one status table of the service.
+// RetryAfter is the Retry-After of a 503: the database is unavailable (unreachable, not
+// answering within the timeout, or refusing connections), which is usually brief.
+const RetryAfter = "2"
+
+// From maps an error to its problem document: the one status table of the service. A driver
+// error that a module passes through untranslated is translated here (engine.Translate), so
+// that a refused connection is a 503 on every route.
 func From(err error) *Problem {
+	if p := from(err); p != nil {
+		return p
+	}
+	if t := engine.Translate(err); t != err {
+		if p := from(t); p != nil {
+			return p
+		}
+	}
+	return New(http.StatusInternalServerError, "An unexpected error occurred.")
+}
+
+// from maps err by the table, or returns nil.
+func from(err error) *Problem {
 	var p *Problem
 	var verr *engine.ValidationError
 	var tooLarge *http.MaxBytesError
@@ -54,7 +76,9 @@ func From(err error) *Problem {
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
 		return New(http.StatusBadRequest, "%s", err.Error())
 	case errors.Is(err, engine.ErrUnavailable):
-		return New(http.StatusServiceUnavailable, "The database is unavailable.")
+		out := New(http.StatusServiceUnavailable, "The database is unavailable; retry later.")
+		out.Header = http.Header{"Retry-After": {RetryAfter}}
+		return out
 	case errors.Is(err, auth.ErrUnauthenticated):
 		out := New(http.StatusUnauthorized, "%s", err.Error())
 		out.Header = http.Header{"WWW-Authenticate": {`Bearer realm="credo"`}}
@@ -66,21 +90,42 @@ func From(err error) *Problem {
 	case errors.As(err, &tooLarge):
 		return New(http.StatusRequestEntityTooLarge, "The body is larger than %d bytes.", tooLarge.Limit)
 	}
-	return New(http.StatusInternalServerError, "An unexpected error occurred.")
+	return nil
 }
 
-// Write sends err as a problem document. Unexpected errors (500) are logged as bugs; a request
-// the client abandoned gets nothing.
+// Write sends err as a problem document carrying the request id. A 5xx is logged once with
+// its cause (observe.Fail, which keeps an outage's lines bounded) and a 401 counted by reason
+// (and by the kind of credential the authenticator recorded).
+// A request whose client went away (its context is done) and that failed on the server's side
+// gets nothing and logs nothing as a failure: the failure is the consequence of the departure.
+// A client error (4xx) is still written, since a client that only half-closed its connection
+// still reads, and must get the 400 of its broken body rather than the 200 net/http sends for a
+// handler that wrote nothing. A response whose header is already sent cannot become a problem
+// document: the error is logged and the response left as it is.
 func Write(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+	ctx := r.Context()
+	p := From(err)
+	if ctx.Err() != nil && p.Status >= 500 {
+		slog.DebugContext(ctx, "client went away", "request_id", observe.RequestID(ctx), "err", err)
 		return
 	}
-	p := From(err)
+	if e := observe.From(ctx); e != nil && e.Status() != 0 {
+		observe.Fail(r, p.Status, fmt.Errorf("after the response began (status %d): %w", e.Status(), err))
+		return
+	}
 	if p.Status >= 500 {
-		slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", err)
+		observe.Fail(r, p.Status, err)
+	}
+	if p.Status == http.StatusUnauthorized {
+		reason := auth.ReasonOf(err)
+		if reason == "" {
+			reason = auth.ReasonOther
+		}
+		observe.AuthFailure(ctx, string(reason))
 	}
 	out := *p
 	out.Instance = r.URL.Path
+	out.RequestId = observe.RequestID(ctx)
 	if out.Type == "" {
 		out.Type = "about:blank"
 	}

@@ -98,34 +98,47 @@ func (s *Security) account(ctx context.Context, partition, userID, organizationI
 	case operatorElsewhere:
 		acct.Operator = true
 	case len(persons) == 0:
-		return auth.Account{}, unauthenticated("the user %s has no person in the partition", userID)
+		return auth.Account{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in the partition", userID)
 	default:
-		return auth.Account{}, unauthenticated("the user %s has no person in organization %s", userID, organizationID)
+		return auth.Account{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in organization %s", userID, organizationID)
 	}
-	if acct.Roles, err = s.roles(ctx, st, userID, now); err != nil {
+	if acct.Roles, err = s.roles(ctx, st, userID, organizationID, now); err != nil {
 		return auth.Account{}, err
 	}
 	return acct, nil
 }
 
-// currentGroups returns the groups of a user's current memberships: effective at or before
-// now and not expired (MembershipExpiry the zero value, or after now).
-func currentGroups(ctx context.Context, st *engine.Store, userID string, now time.Time) ([]string, error) {
+// currentGroups returns the groups of a user's current memberships in an organization
+// (decisions §7): memberships of the organization, effective at or before now and not expired
+// (MembershipExpiry the zero value, or after now), in groups that belong to the organization.
+// A membership recorded in the organization for another organization's group counts for
+// neither, so that no one can borrow another organization's role by membership. It returns
+// the group records with GroupIdentifier and GroupSlug.
+func currentGroups(ctx context.Context, st *engine.Store, userID, orgID string, now time.Time) ([]engine.Record, *engine.Resource, error) {
 	r, err := resource(st, membershipName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	recs, err := all(ctx, st, r, []string{"GroupIdentifier", "MembershipEffective", "MembershipExpiry"}, "UserIdentifier", userID)
+	recs, err := all(ctx, st, r, []string{"GroupIdentifier", "MembershipEffective", "MembershipExpiry"},
+		"UserIdentifier", userID, "OrganizationIdentifier", orgID)
 	if err != nil {
-		return nil, fmt.Errorf("security: memberships of user %s: %w", userID, err)
+		return nil, nil, fmt.Errorf("security: memberships of user %s: %w", userID, err)
 	}
-	var groups []string
+	var ids []string
 	for _, m := range recs {
 		if current(when(r, m, "MembershipEffective"), when(r, m, "MembershipExpiry"), now) {
-			groups = append(groups, str(r, m, "GroupIdentifier"))
+			ids = append(ids, str(r, m, "GroupIdentifier"))
 		}
 	}
-	return groups, nil
+	groups, err := resource(st, groupName)
+	if err != nil || len(ids) == 0 {
+		return nil, groups, err
+	}
+	found, err := all(ctx, st, groups, []string{"GroupIdentifier", "GroupSlug"}, "GroupIdentifier", ids, "OrganizationIdentifier", orgID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("security: groups of user %s: %w", userID, err)
+	}
+	return found, groups, nil
 }
 
 // noExpiry is the latest instant a MembershipExpiry may hold and still mean "never expires":
@@ -137,22 +150,11 @@ func current(effective, expiry, now time.Time) bool {
 	return !effective.After(now) && (!expiry.After(noExpiry) || expiry.After(now))
 }
 
-// roles returns the sorted, distinct GroupSlug of a user's current groups, with two queries.
-func (s *Security) roles(ctx context.Context, st *engine.Store, userID string, now time.Time) ([]string, error) {
-	groupIDs, err := currentGroups(ctx, st, userID, now)
+// roles returns the sorted, distinct GroupSlug of a user's current groups in an organization.
+func (s *Security) roles(ctx context.Context, st *engine.Store, userID, orgID string, now time.Time) ([]string, error) {
+	recs, groups, err := currentGroups(ctx, st, userID, orgID, now)
 	if err != nil {
 		return nil, err
-	}
-	if len(groupIDs) == 0 {
-		return []string{}, nil
-	}
-	groups, err := resource(st, groupName)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := all(ctx, st, groups, []string{"GroupSlug"}, "GroupIdentifier", groupIDs)
-	if err != nil {
-		return nil, fmt.Errorf("security: groups of user %s: %w", userID, err)
 	}
 	roles := []string{} // a membership of a deleted group grants nothing
 	for _, g := range recs {
@@ -164,33 +166,43 @@ func (s *Security) roles(ctx context.Context, st *engine.Store, userID string, n
 	return roles, nil
 }
 
-// grants implements auth.Grants over Permission records with two queries: the user's current
-// groups, then the permissions on the object.
+// grants implements auth.Grants over Permission records: the user's current groups in the
+// organization, then the permissions on the object.
 type grants struct{ s *Security }
 
 var _ auth.Grants = grants{}
 
-func (g grants) Mask(ctx context.Context, partition, userID string, object uuid.UUID) (int64, error) {
+func (g grants) Mask(ctx context.Context, partition, userID, orgID string, object uuid.UUID) (int64, error) {
 	st, err := g.s.store(partition)
 	if err != nil {
 		return 0, err
 	}
-	groups, err := currentGroups(ctx, st, userID, g.s.now())
-	if err != nil || len(groups) == 0 {
+	return mask(ctx, st, userID, orgID, object, g.s.now())
+}
+
+// mask is the OR of the PermissionMask of the permissions on object held by the user's
+// current groups in the organization.
+func mask(ctx context.Context, st *engine.Store, userID, orgID string, object uuid.UUID, now time.Time) (int64, error) {
+	recs, groups, err := currentGroups(ctx, st, userID, orgID, now)
+	if err != nil || len(recs) == 0 {
 		return 0, err
+	}
+	ids := make([]string, len(recs))
+	for i, g := range recs {
+		ids[i] = str(groups, g, "GroupIdentifier")
 	}
 	r, err := resource(st, permissionName)
 	if err != nil {
 		return 0, err
 	}
-	perms, err := all(ctx, st, r, []string{"PermissionMask"}, "ObjectIdentifier", object.String(), "GroupIdentifier", groups)
+	perms, err := all(ctx, st, r, []string{"PermissionMask"}, "ObjectIdentifier", object.String(), "GroupIdentifier", ids)
 	if err != nil {
 		return 0, fmt.Errorf("security: permissions on %s: %w", object, err)
 	}
-	var mask int64
+	var m int64
 	for _, p := range perms {
-		m, _ := p.Get(r, "PermissionMask").(int64)
-		mask |= m
+		v, _ := p.Get(r, "PermissionMask").(int64)
+		m |= v
 	}
-	return mask, nil
+	return m, nil
 }

@@ -3,24 +3,27 @@ package security_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"credo/auth"
+	"credo/handlers"
 	"credo/handlers/route"
 	"credo/internal/testenv"
 )
 
-// TestPermissionsMatrix is generated from the routes: a non-operator without permissions is
-// refused every protected operation (403); a permission row granting one of Read, Create,
-// Write and Delete on every object to a group the user belongs to allows exactly the
-// operations that need that flag; Administrate allows all; an operator needs no row.
+// TestPermissionsMatrix is generated from the routes, version 1's included: a non-operator
+// without permissions is refused every protected operation (403); a permission row granting
+// one of Read, Create, Write and Delete on every object to a group the user belongs to allows
+// exactly the operations that need that flag; Administrate allows all; an operator needs no
+// row. Version-1 operations are sent with the access token and with the raw client secret.
 func TestPermissionsMatrix(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			e := newEnv(t, b)
 			user, token := e.user(t, "", false)
-			_, opToken := e.user(t, "", true)
+			op, opToken := e.user(t, "", true)
 			group := e.group(t, user.OrganizationIdentifier, "Auditors "+user.UserIdentifier[:8])
 			e.member(t, user.UserIdentifier, group, user.OrganizationIdentifier)
 			eps := e.srv.Endpoints()
@@ -36,23 +39,12 @@ func TestPermissionsMatrix(t *testing.T) {
 				t.Fatalf("the routes cover %d groups, the descriptors %d", len(groups), len(e.reg.Public()))
 			}
 
-			check := func(name string, header []string, allowed func(need string) bool) {
+			check := func(name string, token, secret string, allowed func(need string) bool) {
 				t.Helper()
-				for _, ep := range eps {
-					if ep.Access != route.Protected {
-						continue
-					}
-					res := e.do(t, ep.Method, concrete(ep.Path), "", header...)
-					switch {
-					case allowed(ep.Need) && (res.status == http.StatusForbidden || res.status == http.StatusUnauthorized):
-						t.Errorf("%s: %s needs %s and is refused: %d %s", name, epName(ep), ep.Need, res.status, res.body)
-					case !allowed(ep.Need) && res.status != http.StatusForbidden:
-						t.Errorf("%s: %s needs %s and answers %d, want 403: %s", name, epName(ep), ep.Need, res.status, res.body)
-					}
-				}
+				checkEndpoints(t, e, eps, name, token, secret, allowed)
 			}
-			check("no permission", bearer(token), func(string) bool { return false })
-			check("operator", bearer(opToken), func(string) bool { return true })
+			check("no permission", token, user.Secret, func(string) bool { return false })
+			check("operator", opToken, op.Secret, func(string) bool { return true })
 
 			// Each case changes the rows, then moves the clock past the decision cache.
 			cases := []struct {
@@ -75,7 +67,7 @@ func TestPermissionsMatrix(t *testing.T) {
 					e.grant(t, group, objs, c.flags...)
 				}
 				e.clock.Advance(auth.MaxDecisionTTL + time.Second)
-				check(fmt.Sprint(c.flags), bearer(token), c.allow)
+				check(fmt.Sprint(c.flags), token, user.Secret, c.allow)
 			}
 		})
 	}
@@ -130,5 +122,36 @@ func TestMembershipsDecideGroups(t *testing.T) {
 				e.clock.Advance(2 * time.Hour)
 			}
 		})
+	}
+}
+
+// checkEndpoints sends every protected endpoint a request with the bearer token, and each
+// version-1 endpoint also with the raw client secret (when secret is set), and checks that
+// exactly the flags allowed lets a request past authorization: refused is 403, allowed is
+// anything but 401 and 403 (the request is empty, so often a 400 or 404).
+func checkEndpoints(t *testing.T, e *env, eps []handlers.Endpoint, name, token, secret string, allowed func(need string) bool) {
+	t.Helper()
+	for _, ep := range eps {
+		if ep.Access != route.Protected {
+			continue
+		}
+		creds := []string{token}
+		if strings.HasPrefix(ep.Path, "/") && secret != "" {
+			creds = append(creds, secret)
+		}
+		path := concrete(ep.Path)
+		for i, cred := range creds {
+			what := name + " with the token"
+			if i > 0 {
+				what = name + " with the secret"
+			}
+			res := e.do(t, ep.Method, path, "", bearer(cred)...)
+			switch {
+			case allowed(ep.Need) && (res.status == http.StatusForbidden || res.status == http.StatusUnauthorized):
+				t.Errorf("%s: %s needs %s and is refused: %d %s", what, epName(ep), ep.Need, res.status, res.body)
+			case !allowed(ep.Need) && res.status != http.StatusForbidden:
+				t.Errorf("%s: %s needs %s and answers %d, want 403: %s", what, epName(ep), ep.Need, res.status, res.body)
+			}
+		}
 	}
 }

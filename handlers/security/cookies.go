@@ -10,6 +10,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/observe"
 	"credo/handlers/problem"
 )
 
@@ -31,11 +32,15 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := auth.FromContext(ctx)
 	if p == nil {
-		return unauthenticated("no credential")
+		return unauthenticated(auth.ReasonMissing, "no credential")
+	}
+	if err := h.s.limits.Credentials.Allow(h.s.limits.Clients.Address(r)); err != nil {
+		return err
 	}
 	now := h.s.now()
 	expiry := now.Add(CookieLifetime)
-	secret := ""
+	// The cookie's lineage: revoking the secret, the token or the cookie it comes from ends it.
+	var secret, token, parent string
 	switch p.Credential {
 	case auth.CredentialBearer:
 		c, err := pa.tokens.Verify(bearer(r), st.Partition)
@@ -43,43 +48,60 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		expiry = earlier(expiry, c.Expires)
-		t, err := lookupIssued(ctx, st, c.ID)
-		if err != nil {
-			return err
-		}
-		if t != nil {
-			secret = t.Secret // revoking the secret revokes this cookie too
+		secret, token, parent = c.Secret, c.ID, c.ID
+		if secret == "" {
+			t, err := lookupIssued(ctx, st, c.ID)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				secret = t.Secret
+			}
 		}
 	case auth.CredentialCookie:
 		ck, err := r.Cookie(CookieName)
 		if err != nil {
-			return unauthenticated("no session cookie")
+			return unauthenticated(auth.ReasonMissing, "no session cookie")
 		}
 		c, err := pa.cookies.Validate(ck.Value)
 		if err != nil {
 			return err
 		}
 		expiry = earlier(expiry, c.Expiry)
+		secret, token, parent = c.Secret, c.Token, c.Identifier
+	default:
+		return forbidden("only a bearer token or a session cookie can make a session cookie")
 	}
-	token, payload, err := pa.cookies.Encode(auth.CookiePayload{
+	value, payload, err := pa.cookies.Encode(auth.CookiePayload{
 		User: p.UserIdentifier, Email: p.Email, Organization: p.OrganizationIdentifier,
 		Partition: p.Partition, Roles: nonNil(p.Roles), Created: now.UTC(), Expiry: expiry.UTC(),
+		Secret: secret, Token: token, Parent: parentOf(p.Credential, parent),
 	})
 	if err != nil {
 		return err
 	}
 	err = register(ctx, st, issued{ID: payload.Identifier, Kind: string(auth.CredentialCookie), User: p.UserIdentifier,
-		Organization: p.OrganizationIdentifier, Secret: secret, Issued: now, Expires: expiry})
+		Organization: p.OrganizationIdentifier, Secret: secret, Parent: parent, Issued: now, Expires: expiry})
 	if err != nil {
 		return err
 	}
+	observe.TokenIssued(ctx, observe.KindCookie)
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: token, Path: "/v2/" + st.Partition + "/", Expires: expiry,
+		Name: CookieName, Value: value, Path: "/v2/" + st.Partition + "/", Expires: expiry,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 	return problem.JSON(w, http.StatusOK, struct {
 		Token string `json:"Token"`
-	}{token})
+	}{value})
+}
+
+// parentOf is the Parent of a new cookie's payload: the cookie it was made from; a cookie
+// made from a token names the token in Token only.
+func parentOf(c auth.Credential, parent string) string {
+	if c == auth.CredentialCookie {
+		return parent
+	}
+	return ""
 }
 
 func earlier(a, b time.Time) time.Time {
@@ -197,13 +219,19 @@ func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 	case rep.ExpiryVerification == "Expired":
 		rep.Reason = "cookie expired on " + exp.String()
 	default:
-		revoked, err := h.s.revocations.IsRevoked(r.Context(), st.Partition, payload.Identifier)
-		if err != nil {
-			return err
-		}
-		rep.Valid = !revoked
-		if revoked {
-			rep.Reason = "cookie revoked"
+		rep.Valid = true
+		for i, id := range append([]string{payload.Identifier}, payload.Lineage()...) {
+			revoked, err := h.s.revocations.IsRevoked(r.Context(), st.Partition, id)
+			if err != nil {
+				return err
+			}
+			if revoked {
+				rep.Valid, rep.Reason = false, "cookie revoked"
+				if i > 0 {
+					rep.Reason = "the credential this cookie was made from was revoked"
+				}
+				break
+			}
 		}
 	}
 	if params["decode"] {

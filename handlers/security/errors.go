@@ -19,8 +19,8 @@ func (e *refusal) Error() string { return e.reason }
 func (e *refusal) Unwrap() error { return e.category }
 
 // unauthenticated is a 401 refusal with the reason.
-func unauthenticated(format string, args ...any) error {
-	return &refusal{category: auth.ErrUnauthenticated, reason: fmt.Sprintf(format, args...)}
+func unauthenticated(code auth.Reason, format string, args ...any) error {
+	return auth.Unauthenticated(code, format, args...)
 }
 
 // forbidden is a 403 refusal with the reason.

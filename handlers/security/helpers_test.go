@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,16 +16,23 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers"
 	"credo/handlers/compliance"
 	"credo/handlers/gradebook"
+	"credo/handlers/limit"
+	"credo/handlers/observe"
+	"credo/handlers/people"
 	"credo/handlers/platform"
 	"credo/handlers/route"
 	"credo/handlers/security"
+	"credo/internal/openapitest"
 	"credo/internal/testenv"
+	"credo/legacy"
 	"credo/resources"
 )
 
@@ -64,11 +72,44 @@ type env struct {
 	other      string // a second partition of the same database
 	store      *engine.Store
 	otherStore *engine.Store
+	// log receives every server's log (JSON, debug level); metrics their metrics.
+	log     *syncBuffer
+	metrics *prometheus.Registry
+	obs     *observe.Observer
+}
+
+// syncBuffer is a log destination shared by the servers' goroutines and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type option func(*security.Config)
 
 func withStoredKeys(c *security.Config) { c.SigningKey = nil }
+
+// withLimits replaces the default abuse limits (limit.NewSet's spec and trusted proxies).
+func withLimits(spec, proxies string) option {
+	return func(c *security.Config) {
+		s, err := limit.NewSet(spec, proxies, c.Now)
+		if err != nil {
+			panic(err)
+		}
+		c.Limits = s
+	}
+}
 func withEncryptedCookies(c *security.Config) {
 	c.CookieEncryptionKey = []byte("0123456789abcdef0123456789abcdef")
 }
@@ -79,7 +120,10 @@ func newEnv(t *testing.T, b testenv.Backend, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{reg: reg, partition: testenv.Partition(t), other: testenv.Partition(t), clock: &clock{now: time.Now().UTC()}}
+	e := &env{reg: reg, partition: testenv.Partition(t), other: testenv.Partition(t), clock: &clock{now: time.Now().UTC()},
+		log: &syncBuffer{}, metrics: prometheus.NewRegistry()}
+	e.obs = observe.New(observe.Options{Registerer: e.metrics,
+		Logger: slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	e.db, err = engine.Open(context.Background(), b.URL, []string{e.partition, e.other}, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -102,19 +146,33 @@ func (e *env) serve(t *testing.T) (*security.Security, *handlers.Server, *httpte
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &handlers.Server{Registry: e.reg, Database: e.db, Auth: sec.Authenticator(), Authz: sec.Authorizer()}
-	srv.Modules = append(moduleRoutes(t), sec.Routes(srv.Endpoints)...)
-	ts := httptest.NewServer(srv.Handler())
+	srv := &handlers.Server{Registry: e.reg, Database: e.db, Auth: sec.Authenticator(), Authz: sec.Authorizer(), Observer: e.obs}
+	srv.Modules = append(moduleRoutes(t, e.cfg.Limits), sec.Routes(srv.Endpoints)...)
+	srv.Mounted = legacy.Describe()
+	srv.Root = func(r *mux.Router) {
+		legacy.Routes(r, legacy.Deps{Store: e.store, Authenticate: sec.LegacyAuthenticator(e.partition), Authz: srv.Authz,
+			Now: e.clock.Now, Limits: e.cfg.Limits})
+	}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
 	t.Cleanup(ts.Close)
 	return sec, srv, ts
 }
 
 // moduleRoutes are the other modules' routes, which the suites guard like the generated ones.
-func moduleRoutes(t *testing.T) []route.Route {
+func moduleRoutes(t *testing.T, limits *limit.Set) []route.Route {
 	var out []route.Route
 	out = append(out, platform.Routes(platform.Config{Version: "v25.2.0"})...)
 	out = append(out, compliance.Routes()...)
-	return append(out, gradebook.Routes(gradebook.Config{Dir: t.TempDir()})...)
+	out = append(out, people.Routes()...)
+	gcfg := gradebook.Config{}
+	if limits != nil {
+		gcfg.Limit = limits.Export
+	}
+	return append(out, gradebook.Routes(gcfg)...)
 }
 
 type response struct {
@@ -135,7 +193,11 @@ func (e *env) doAt(t *testing.T, ts *httptest.Server, partition, method, path, b
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, ts.URL+"/v2/"+partition+"/"+path, rd)
+	target := ts.URL + "/v2/" + partition + "/" + path
+	if strings.HasPrefix(path, "/") {
+		target = ts.URL + path // version 1 (/api/…) and other absolute paths
+	}
+	req, err := http.NewRequest(method, target, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,4 +365,27 @@ func readAll(t *testing.T, res *http.Response) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// authFailures sums credo_auth_failures_total of the env's servers by its credential label.
+func (e *env) authFailures(t *testing.T) map[string]float64 {
+	t.Helper()
+	families, err := e.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != observe.MetricAuthFailures {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "credential" {
+					out[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }

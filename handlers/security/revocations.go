@@ -27,31 +27,70 @@ func (x revocations) IsRevoked(ctx context.Context, partition, jti string) (bool
 	return st.Exists(ctx, r, []any{jti}, "")
 }
 
-// revoke records a token or cookie identifier as revoked until its expiry; an identifier
-// already revoked stays as it was. It checks before inserting rather than after a conflict,
-// because a failed statement aborts a PostgreSQL transaction.
-func revoke(ctx context.Context, st *engine.Store, id string, now, expires time.Time) error {
+// revoke records a token, cookie or client secret identifier as revoked until expires, and
+// every cookie registered as made from it (ParentIdentifier), and the cookies made from those,
+// until their own expiry. It returns the identifiers it revoked, so that the caller can drop
+// them from this process's revocation cache. An identifier already revoked stays as it was.
+// It checks before inserting rather than after a conflict, because a failed statement aborts
+// a PostgreSQL transaction.
+//
+// The cascade is the database's half of revocation; the other half is the lineage each
+// credential carries (auth.Principal.Lineage), which refuses a cookie made from a revoked
+// credential even when it was registered after the cascade ran.
+func revoke(ctx context.Context, st *engine.Store, id string, now, expires time.Time) ([]string, error) {
 	r, err := resource(st, revokedTokenName)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	done, err := st.Exists(ctx, r, []any{id}, "")
-	if err != nil || done {
-		return err
-	}
-	_, err = insert(ctx, st, r, map[string]any{
-		"TokenIdentifier": id, "Revoked": dateTime(now), "Expires": dateTime(expires),
-	})
+	issuedRes, err := resource(st, issuedTokenName)
 	if err != nil {
-		return fmt.Errorf("security: revoke %s: %w", id, err)
+		return nil, err
 	}
-	return nil
+	type pending struct {
+		id      string
+		expires time.Time
+	}
+	var done []string
+	seen := map[string]bool{}
+	queue := []pending{{id, expires}}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		if seen[next.id] {
+			continue
+		}
+		seen[next.id] = true
+		found, err := st.Exists(ctx, r, []any{next.id}, "")
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			_, err = insert(ctx, st, r, map[string]any{
+				"TokenIdentifier": next.id, "Revoked": dateTime(now), "Expires": dateTime(next.expires),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("security: revoke %s: %w", next.id, err)
+			}
+			done = append(done, next.id)
+		}
+		children, err := all(ctx, st, issuedRes, []string{"TokenIdentifier", "Expires"}, "ParentIdentifier", next.id)
+		if err != nil {
+			return nil, fmt.Errorf("security: cookies made from %s: %w", next.id, err)
+		}
+		for _, c := range children {
+			if exp := when(issuedRes, c, "Expires"); exp.After(now) {
+				queue = append(queue, pending{str(issuedRes, c, "TokenIdentifier"), exp})
+			}
+		}
+	}
+	return done, nil
 }
 
-// issued is a registered token or cookie.
+// issued is a registered token or cookie. Secret is the client secret behind it, Parent what
+// a cookie was made from (a token's jti or a cookie's Identifier).
 type issued struct {
-	ID, Kind, User, Organization, Secret string
-	Issued, Expires                      time.Time
+	ID, Kind, User, Organization, Secret, Parent string
+	Issued, Expires                              time.Time
 }
 
 // register records an issued token or cookie, so that its owner can revoke it by identifier.
@@ -66,6 +105,9 @@ func register(ctx context.Context, st *engine.Store, t issued) error {
 	}
 	if t.Secret != "" {
 		values["SecretIdentifier"] = t.Secret
+	}
+	if t.Parent != "" {
+		values["ParentIdentifier"] = t.Parent
 	}
 	if _, err := insert(ctx, st, r, values); err != nil {
 		return fmt.Errorf("security: register %s %s: %w", t.Kind, t.ID, err)
@@ -89,6 +131,6 @@ func lookupIssued(ctx context.Context, st *engine.Store, id string) (*issued, er
 	return &issued{
 		ID: id, Kind: str(r, rec, "TokenKind"), User: str(r, rec, "UserIdentifier"),
 		Organization: str(r, rec, "OrganizationIdentifier"), Secret: str(r, rec, "SecretIdentifier"),
-		Issued: when(r, rec, "Issued"), Expires: when(r, rec, "Expires"),
+		Parent: str(r, rec, "ParentIdentifier"), Issued: when(r, rec, "Issued"), Expires: when(r, rec, "Expires"),
 	}, nil
 }

@@ -14,6 +14,10 @@ import (
 // none (api.md, Authentication 8).
 const DefaultSecretDays = 90
 
+// MaxSecretDays is the longest validity CreateSecret gives a secret: ten years. A secret is a
+// long-lived credential; one that outlives a decade of key rotation is a mistake to refuse.
+const MaxSecretDays = 3650
+
 // The defaults of CreateSecret when the options name no user or organization.
 const (
 	// DefaultOrganizationCode is the OrganizationCode of the organization CreateSecret uses
@@ -35,7 +39,8 @@ type SecretOptions struct {
 	// Operator makes the user's person in the organization an operator (IsOperator). It never
 	// takes the flag away from an existing person.
 	Operator bool
-	// Days is the secret's validity; DefaultSecretDays when 0.
+	// Days is the secret's validity, 1 to MaxSecretDays; the zero value means DefaultSecretDays
+	// (`credo secret create` refuses --days 0 itself rather than mean the default).
 	Days int
 }
 
@@ -57,8 +62,8 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 	if opts.Days == 0 {
 		opts.Days = DefaultSecretDays
 	}
-	if opts.Days < 0 {
-		return SecretResult{}, fmt.Errorf("security: create secret: days %d is not positive", opts.Days)
+	if opts.Days < 1 || opts.Days > MaxSecretDays {
+		return SecretResult{}, fmt.Errorf("security: create secret: days %d is outside 1 to %d", opts.Days, MaxSecretDays)
 	}
 	if opts.Email == "" {
 		opts.Email = DefaultEmail
@@ -197,7 +202,8 @@ func ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email st
 }
 
 // RevokeSecret ends a client secret, named by its SecretIdentifier or by the secret itself,
-// and revokes the unexpired tokens generated with it. Revoking a revoked secret changes
+// and every unexpired token and cookie derived from it, cookies made from cookies included.
+// Other processes refuse them within auth.MaxRevocationTTL. Revoking a revoked secret changes
 // nothing; an unknown one is an engine.ErrNotFound.
 func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier string) error {
 	r, err := resource(store, clientSecretName)
@@ -210,7 +216,7 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 	}
 	now := time.Now()
 	err = store.Transaction(ctx, func(tx *engine.Store) error {
-		found, err := all(ctx, tx, r, []string{"SecretIdentifier", "Revoked"}, member, value)
+		found, err := all(ctx, tx, r, []string{"SecretIdentifier", "Revoked", "Expires"}, member, value)
 		if err != nil {
 			return err
 		}
@@ -224,6 +230,13 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 				return err
 			}
 		}
+		// The secret's own identifier is revoked too: every token and cookie carries it in its
+		// lineage, so one made while this transaction ran is refused as well. The row must
+		// outlive the last token the secret could have made.
+		last := when(r, found[0], "Expires").Add(auth.MaxLifetime * time.Second)
+		if _, err := revoke(ctx, tx, id, now, last); err != nil {
+			return err
+		}
 		issued, err := resource(tx, issuedTokenName)
 		if err != nil {
 			return err
@@ -234,7 +247,7 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 		}
 		for _, t := range tokens {
 			if exp := when(issued, t, "Expires"); exp.After(now) {
-				if err := revoke(ctx, tx, str(issued, t, "TokenIdentifier"), now, exp); err != nil {
+				if _, err := revoke(ctx, tx, str(issued, t, "TokenIdentifier"), now, exp); err != nil {
 					return err
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers"
+	"credo/handlers/limit"
 )
 
 // DefaultAudience and DefaultIssuer are the aud and iss claims when Config names none.
@@ -34,6 +35,10 @@ type Config struct {
 	// Audience and Issuer are the aud and iss claims issued and required; DefaultAudience and
 	// DefaultIssuer when empty.
 	Audience, Issuer string
+	// Limits bound tokens/generate, cookies/generate and version-1 secret authentication
+	// per client address and per secret; nil means limit.Defaults on the Now clock (the
+	// limits are on unless configured off).
+	Limits *limit.Set
 }
 
 // Security backs the router's authentication and authorization with the partitions' records
@@ -45,6 +50,7 @@ type Security struct {
 	revocations *auth.RevocationCache
 	accounts    *accounts
 	authorizer  *auth.Authorizer
+	limits      *limit.Set
 }
 
 // partitionAuth is what verifies and issues one partition's credentials.
@@ -73,7 +79,13 @@ func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error
 	if cfg.Issuer == "" {
 		cfg.Issuer = DefaultIssuer
 	}
-	s := &Security{db: db, now: cfg.Now, partitions: map[string]*partitionAuth{}}
+	if cfg.Limits == nil {
+		var err error
+		if cfg.Limits, err = limit.NewSet("", "", cfg.Now); err != nil {
+			return nil, err
+		}
+	}
+	s := &Security{db: db, now: cfg.Now, partitions: map[string]*partitionAuth{}, limits: cfg.Limits}
 	s.revocations = auth.NewRevocationCache(revocations{s}, auth.MaxRevocationTTL, cfg.Now)
 	s.accounts = &accounts{s: s, entries: map[accountKey]accountEntry{}}
 	s.authorizer = &auth.Authorizer{Grants: grants{s}, Clock: cfg.Now}
@@ -123,7 +135,7 @@ func (s *Security) Authenticator() handlers.Authenticator { return authenticator
 // Authorizer returns the router's authorizer over Permission records (decisions §7), caching
 // each decision for at most auth.MaxDecisionTTL.
 func (s *Security) Authorizer() handlers.Authorizer {
-	return auth.PathAuthorizer{Authorizer: s.authorizer}
+	return authorizer{PathAuthorizer: auth.PathAuthorizer{Authorizer: s.authorizer}, s: s}
 }
 
 type authenticator struct{ s *Security }
@@ -135,14 +147,18 @@ func (a authenticator) Authenticate(r *http.Request, partition string) (*auth.Pr
 	if err != nil {
 		return nil, err
 	}
-	return pa.authn.Authenticate(r, partition)
+	p, err := pa.authn.Authenticate(r, partition)
+	if err != nil {
+		a.s.failed(r, partition, credentialOf(r), err)
+	}
+	return p, err
 }
 
 // partition returns a configured partition's verifiers.
 func (s *Security) partition(slug string) (*partitionAuth, error) {
 	pa, ok := s.partitions[slug]
 	if !ok {
-		return nil, unauthenticated("the partition %q is not configured", slug)
+		return nil, unauthenticated(auth.ReasonPartition, "the partition %q is not configured", slug)
 	}
 	return pa, nil
 }

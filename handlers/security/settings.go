@@ -3,7 +3,6 @@ package security
 import (
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 
 	"credo/auth"
@@ -36,21 +35,23 @@ type permissionNeed struct {
 	Flag             string `json:"Flag"`
 }
 
-// describe turns a routed operation into its description; item paths name their key members
-// rather than the router's variables.
+// describe turns a routed operation into its description; item paths name their key members,
+// as the router's variables do. A version-1 operation's path is from the root already.
 func describe(ep handlers.Endpoint) endpointDescription {
 	path := ep.Path
-	if ep.Resource != nil {
-		for i, k := range ep.Resource.Key {
-			path = strings.Replace(path, "{key"+strconv.Itoa(i)+"}", "{"+k.Name+"}", 1)
-		}
+	if !version1(ep) {
+		path = "/v2/{partition}/" + path
 	}
-	d := endpointDescription{Method: ep.Method, Path: "/v2/{partition}/" + path, Summary: ep.Summary, Access: accessNames[ep.Access]}
+	d := endpointDescription{Method: ep.Method, Path: path, Summary: ep.Summary, Access: accessNames[ep.Access]}
 	if ep.Access == route.Protected {
 		d.Permission = &permissionNeed{Object: ep.Object, ObjectIdentifier: auth.ObjectID(ep.Object).String(), Flag: ep.Need}
 	}
 	return d
 }
+
+// version1 tells whether an endpoint is a version-1 (mounted) operation: its path is from the
+// root.
+func version1(ep handlers.Endpoint) bool { return strings.HasPrefix(ep.Path, "/") }
 
 // settingsEndpoints serves security/settings/endpoints: every routed v2 operation.
 func (h *handler) settingsEndpoints(w http.ResponseWriter, r *http.Request) error {
@@ -84,11 +85,13 @@ func (h *handler) settingsPermissions(w http.ResponseWriter, r *http.Request) er
 // resourceDescription is one permission object of security/settings/resources.
 type resourceDescription struct {
 	Name string `json:"Name"`
-	// Record is the record name of a resource group; null for commands.
-	Record     *string `json:"Record"`
-	ObjectType string  `json:"ObjectType"`
-	Identifier string  `json:"Identifier"`
-	Operations []op    `json:"Operations"`
+	// Record is the record name of a resource group; null for the other objects.
+	Record *string `json:"Record"`
+	// ObjectType is Resource for a record group, Command for a v2 plugin or command, and
+	// Version1 for an object of the version-1 API (api/events, api/registrations).
+	ObjectType string `json:"ObjectType"`
+	Identifier string `json:"Identifier"`
+	Operations []op   `json:"Operations"`
 }
 
 type op struct {
@@ -98,8 +101,8 @@ type op struct {
 }
 
 // settingsResources serves security/settings/resources: every object a protected operation
-// names, resource groups (ObjectType Resource) first, then commands, each with its
-// ObjectIdentifier and operations.
+// names, version 1's included, resource groups (ObjectType Resource) first, then the others by
+// name, each with its ObjectIdentifier and operations.
 func (h *handler) settingsResources(w http.ResponseWriter, r *http.Request) error {
 	st := engine.StoreFrom(r.Context())
 	byName := map[string]*resourceDescription{}
@@ -111,7 +114,9 @@ func (h *handler) settingsResources(w http.ResponseWriter, r *http.Request) erro
 		d, ok := byName[ep.Object]
 		if !ok {
 			d = &resourceDescription{Name: ep.Object, ObjectType: "Command", Identifier: auth.ObjectID(ep.Object).String()}
-			if st != nil {
+			if version1(ep) {
+				d.ObjectType = "Version1"
+			} else if st != nil {
 				if res, ok := st.Registry().ByName(ep.Object); ok && res.Path == ep.Object {
 					name := res.Name
 					d.Record, d.ObjectType = &name, "Resource"
@@ -125,8 +130,8 @@ func (h *handler) settingsResources(w http.ResponseWriter, r *http.Request) erro
 	}
 	sort.Slice(names, func(i, j int) bool {
 		a, b := byName[names[i]], byName[names[j]]
-		if a.ObjectType != b.ObjectType {
-			return a.ObjectType == "Resource"
+		if ra, rb := a.ObjectType == "Resource", b.ObjectType == "Resource"; ra != rb {
+			return ra
 		}
 		return a.Name < b.Name
 	})

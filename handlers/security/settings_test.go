@@ -10,6 +10,7 @@ import (
 	"credo/auth"
 	"credo/handlers/route"
 	"credo/internal/testenv"
+	"credo/legacy"
 )
 
 // TestIntrospectAndValidate checks the shapes of tokens/introspect and tokens/validate.
@@ -121,6 +122,33 @@ func TestSettings(t *testing.T) {
 			if !listed["GET /v2/{partition}/security/users/{UserIdentifier}"] || !listed["POST /v2/{partition}/security/tokens/generate"] {
 				t.Errorf("endpoints lack a generated item route or a security route: %v", listed)
 			}
+			// Version 1's routes, from the root, with their permission (or none when anonymous).
+			v1 := map[string]string{}
+			for _, d := range endpoints {
+				if strings.HasPrefix(d.Path, "/api/") {
+					v1[d.Method+" "+d.Path] = d.Access
+					if d.Permission != nil {
+						v1[d.Method+" "+d.Path] += " " + d.Permission.Flag + " " + d.Permission.Object
+					}
+				}
+			}
+			for route, want := range map[string]string{
+				"GET /api/events/list-events":                                         "Protected Read api/events",
+				"POST /api/events/{event}":                                            "Protected Create api/events",
+				"POST /api/events/{event}/cancel":                                     "Protected Execute api/events",
+				"POST /api/registrations/count":                                       "Protected Read api/registrations",
+				"DELETE /api/registrations/{registration}":                            "Protected Delete api/registrations",
+				"POST /api/registrations/{registration}/commands/grant-accommodation": "Protected Execute api/registrations",
+				"GET /api/events/classes":                                             "Public",
+				"POST /api/integration/partner/callback/{activityId}/{learnerId}":     "Public",
+			} {
+				if v1[route] != want {
+					t.Errorf("endpoint %s: %q, want %q", route, v1[route], want)
+				}
+			}
+			if len(v1) != len(legacy.Describe()) {
+				t.Errorf("%d version-1 endpoints listed, %d routed", len(v1), len(legacy.Describe()))
+			}
 
 			var resources []struct {
 				Name, ObjectType, Identifier string
@@ -154,6 +182,30 @@ func TestSettings(t *testing.T) {
 			}
 			if i, ok := byName["api/plugin/cmds/compliance-summaries"]; !ok || resources[i].ObjectType != "Command" {
 				t.Errorf("resources lack the compliance command")
+			}
+			// Version 1's objects, with every protected version-1 route as an operation.
+			for object, n := range map[string]int{legacy.EventsObject: 3, legacy.RegistrationsObject: 10} {
+				i, ok := byName[object]
+				if !ok {
+					t.Errorf("resources lack %s", object)
+					continue
+				}
+				d := resources[i]
+				if d.ObjectType != "Version1" || d.Record != nil || len(d.Operations) != n {
+					t.Errorf("resource %s: %+v, want a Version1 object with %d operations", object, d, n)
+				}
+				for _, o := range d.Operations {
+					if !strings.HasPrefix(o.Path, "/api/") || o.Flag == "" {
+						t.Errorf("resource %s: operation %+v", object, o)
+					}
+				}
+			}
+			// Resource groups first, then the other objects by name.
+			for i := 1; i < len(resources); i++ {
+				a, b := resources[i-1], resources[i]
+				if (a.ObjectType != "Resource" && b.ObjectType == "Resource") || (a.ObjectType != "Resource" && b.ObjectType != "Resource" && a.Name > b.Name) {
+					t.Errorf("resources out of order: %s (%s) before %s (%s)", a.Name, a.ObjectType, b.Name, b.ObjectType)
+				}
 			}
 
 			var flags []struct {

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/observe"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // generateRequest is the body of tokens/generate (api.md, Security operations).
@@ -42,7 +42,10 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
+	if err := h.s.limits.Credentials.Allow(h.s.limits.Clients.Address(r)); err != nil {
+		return err
+	}
+	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -76,16 +79,23 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	if req.Secret != nil {
 		secret = *req.Secret
 	}
+	if secret != "" {
+		if err := h.s.limits.Secret.Allow(auth.HashSecret(secret)); err != nil {
+			return err
+		}
+	}
 	now := h.s.now()
 	rec, err := auth.CheckSecret(ctx, secrets{h.s}, st.Partition, secret, now)
 	if err != nil {
+		h.s.failed(r, st.Partition, failSecret, err)
 		return err
 	}
 	owner, err := h.s.account(ctx, st.Partition, rec.UserIdentifier, rec.OrganizationIdentifier, now)
 	if err != nil {
 		return err
 	}
-	claims := auth.Claims{Subject: rec.UserIdentifier, Organization: rec.OrganizationIdentifier, Partition: st.Partition, Debug: req.Debug}
+	claims := auth.Claims{Subject: rec.UserIdentifier, Organization: rec.OrganizationIdentifier, Partition: st.Partition,
+		Debug: req.Debug, Secret: rec.Identifier}
 	member, acting := "Subject", subject
 	if agent != "" {
 		member, acting = "Agent", agent
@@ -124,6 +134,8 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	observe.SetUser(r, rec.UserIdentifier)
+	observe.TokenIssued(ctx, observe.KindToken)
 	return problem.JSON(w, http.StatusOK, tokenResponse{
 		AccessToken: token, TokenType: "Bearer", ExpiresIn: lifetime, Lifetime: auth.LifetimeText(lifetime),
 	})
@@ -190,7 +202,7 @@ func userEmail(ctx context.Context, st *engine.Store, userID string) (string, er
 	}
 	rec, err := st.Get(ctx, users, []any{userID}, email, "")
 	if engine.IsNotFound(err) {
-		return "", unauthenticated("the user %s no longer exists", userID)
+		return "", unauthenticated(auth.ReasonUnknown, "the user %s no longer exists", userID)
 	}
 	if err != nil {
 		return "", err
@@ -250,7 +262,7 @@ func (h *handler) introspect(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := auth.FromContext(ctx)
 	if p == nil {
-		return unauthenticated("no credential")
+		return unauthenticated(auth.ReasonMissing, "no credential")
 	}
 	var jwt *jwtDescription
 	if p.Credential == auth.CredentialBearer {
@@ -273,10 +285,7 @@ func (h *handler) introspect(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return problem.JSON(w, http.StatusOK, struct {
-		Jwt       *jwtDescription      `json:"Jwt"`
-		Principal principalDescription `json:"Principal"`
-	}{jwt, principalDescription{
+	return problem.JSON(w, http.StatusOK, introspection{jwt, principalDescription{
 		User:         named{Identifier: p.UserIdentifier, Email: p.Email, Name: uName},
 		Organization: named{Identifier: p.OrganizationIdentifier, Name: orgName},
 		Partition:    p.Partition, Roles: nonNil(p.Roles), Operator: p.Operator, Credential: string(p.Credential),
@@ -360,9 +369,12 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := auth.FromContext(ctx)
 	if p == nil {
-		return unauthenticated("no credential")
+		return unauthenticated(auth.ReasonMissing, "no credential")
 	}
-	id := mux.Vars(r)["jti"]
+	id, err := request.PathValue(r, "jti")
+	if err != nil {
+		return err
+	}
 	now := h.s.now()
 	t, err := lookupIssued(ctx, st, id)
 	if err != nil {
@@ -376,13 +388,20 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return problem.New(http.StatusNotFound, "No token or cookie of yours has the identifier %q.", id)
 	}
-	if err := revoke(ctx, st, id, now, expires); err != nil {
+	var revoked []string
+	err = st.Transaction(ctx, func(tx *engine.Store) error {
+		revoked, err = revoke(ctx, tx, id, now, expires)
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, engine.ErrInvalid) {
 			return problem.New(http.StatusNotFound, "No token or cookie has the identifier %q.", id)
 		}
 		return err
 	}
-	h.s.revocations.Forget(st.Partition, id)
+	for _, r := range append(revoked, id) {
+		h.s.revocations.Forget(st.Partition, r)
+	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

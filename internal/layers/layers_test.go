@@ -56,6 +56,13 @@ func TestDependencyRule(t *testing.T) {
 		}
 	}
 	for pkg, ds := range deps(t, "credo/...", false) {
+		for _, d := range ds {
+			// The allow-all authenticator and authorizer of the tests must never be wired
+			// into a program (fail closed, STYLE.md 23).
+			if d == "credo/internal/testauth" {
+				t.Errorf("%s imports credo/internal/testauth; only test files may", pkg)
+			}
+		}
 		if pkg == "credo/cmd/credo" || strings.HasPrefix(pkg, "credo/legacy") || strings.HasPrefix(pkg, "credo/bench") {
 			continue
 		}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"credo/internal/testenv"
+)
+
+const (
+	widgetA  = "0190a6f0-0000-7000-8000-0000000000a1"
+	widgetB  = "0190a6f0-0000-7000-8000-0000000000a2"
+	widgetC  = "0190a6f0-0000-7000-8000-0000000000a3"
+	orgOne   = "0190a6f0-0000-7000-8000-00000000000a"
+	nowhere  = "0190a6f0-0000-7000-8000-0000000000ff"
+	partOne  = "0190a6f0-0000-7000-8000-0000000000b1"
+	fixtures = "../../testdata/descriptors/fixture"
+)
+
+// TestLoadReportsEveryProblem: one run reports every problem of the file, one per line with
+// its row index — types, required members, rules, keys and unique constraints repeated in the
+// file or already in the partition, declared references — and writes nothing; --dry-run
+// checks a good file without writing it.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := testenv.Partition(t)
+			load := func(resource, name, content string, extra ...string) (int, string, string) {
+				t.Helper()
+				file := filepath.Join(dir, name)
+				if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args := append([]string{"load", "--database", b.URL, "--partition", p, "--descriptors", fixtures, "--resource", resource}, extra...)
+				return cli(t, append(args, file)...)
+			}
+			code, out, stderr := load("Widget", "good.json", `[{"WidgetIdentifier":"`+widgetA+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"A"},`+
+				`{"WidgetIdentifier":"`+widgetB+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"B"}]`)
+			if code != 0 || !strings.Contains(out, "loaded 2 Widget") {
+				t.Fatalf("good widgets: %d %s %s", code, out, stderr)
+			}
+			code, _, stderr = load("Widget", "bad.json", `[
+				{"OrganizationIdentifier":"`+orgOne+`","WidgetCode":"S","WidgetSize":"big"},
+				{"OrganizationIdentifier":"`+orgOne+`"},
+				{"OrganizationIdentifier":"`+orgOne+`","WidgetCode":"E","WidgetEmail":"not-an-email"},
+				{"WidgetIdentifier":"`+widgetC+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X1"},
+				{"OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X1"},
+				{"WidgetIdentifier":"`+widgetA+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"Z"},
+				{"WidgetIdentifier":"`+widgetC+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X2"}]`)
+			want := []string{
+				"row 0: WidgetSize",
+				"row 1: WidgetCode is required",
+				"row 2: WidgetEmail",
+				"row 4: OrganizationIdentifier, WidgetCode " + orgOne + ", X1 repeats row 3",
+				"row 5: another Widget already has WidgetIdentifier " + widgetA,
+				"row 6: WidgetIdentifier " + widgetC + " repeats row 3",
+				"6 problem(s); nothing was written",
+			}
+			if code != 1 {
+				t.Errorf("bad widgets: exit %d, want 1", code)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			for _, w := range want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the report does not say %q:\n%s", w, stderr)
+				}
+			}
+			if len(lines) != len(want) {
+				t.Errorf("the report has %d lines, want one per problem and a summary (%d):\n%s", len(lines), len(want), stderr)
+			}
+
+			parts := `[{"PartIdentifier":"` + partOne + `","PartName":"a","WidgetIdentifier":"` + widgetA + `"},` +
+				`{"PartName":"b","WidgetIdentifier":"` + nowhere + `"},{"PartName":"c"}]`
+			if code, _, stderr := load("WidgetPart", "parts.json", parts); code != 1 ||
+				!strings.Contains(stderr, "row 1: WidgetIdentifier "+nowhere+" names no Widget") || strings.Contains(stderr, "row 0") || strings.Contains(stderr, "row 2") {
+				t.Errorf("a part naming no widget: %d %s", code, stderr)
+			}
+			good := `[{"PartIdentifier":"` + partOne + `","PartName":"a","WidgetIdentifier":"` + widgetA + `"},{"PartName":"c"}]`
+			if code, out, stderr := load("WidgetPart", "parts-good.json", good, "--dry-run"); code != 0 || !strings.Contains(out, "dry run: 2 WidgetPart record(s) would be loaded") {
+				t.Fatalf("dry run: %d %s %s", code, out, stderr)
+			}
+			// The dry run wrote nothing: the same file, with its explicit key, loads.
+			if code, out, stderr := load("WidgetPart", "parts-good.json", good); code != 0 || !strings.Contains(out, "loaded 2 WidgetPart") {
+				t.Fatalf("load after the dry run: %d %s %s", code, out, stderr)
+			}
+			if code, _, stderr := load("WidgetPart", "parts-good.json", good, "--dry-run"); code != 1 || !strings.Contains(stderr, "another WidgetPart already has PartIdentifier") {
+				t.Errorf("dry run of a file already loaded: %d %s", code, stderr)
+			}
+		})
+	}
+}
+
+// TestLoadRefusesCredentials: the tables of signing keys, client secrets and issued and
+// revoked tokens are never loaded, by name, path or table.
+func TestLoadRefusesCredentials(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rows.json")
+	os.WriteFile(file, []byte(`[]`), 0o644)
+	data := "sqlite:" + t.TempDir()
+	for _, name := range []string{"SigningKey", "signing_keys", "ClientSecret", "client_secrets", "IssuedToken", "RevokedToken", "revoked_tokens"} {
+		code, _, stderr := cli(t, "load", "--database", data, "--partition", "e01", "--resource", name, file)
+		if code != 1 || !strings.Contains(stderr, "holds credentials") {
+			t.Errorf("load %s: %d %q", name, code, stderr)
+		}
+	}
+	_, _, stderr := cli(t, "load", "--database", data, "--partition", "e01", "--resource", "Nope", file)
+	if strings.Contains(stderr, "SigningKey") || strings.Contains(stderr, "ClientSecret") {
+		t.Errorf("the list of known resources offers credentials: %s", stderr)
+	}
+}

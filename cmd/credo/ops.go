@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// opsConfig holds serve's operability settings (docs/operations.md): logs, the admin listener,
+// CORS, HTTP timeouts and shutdown. Each flag has a CREDO_* twin; a malformed value in either is
+// a usage error, never a silent default.
+type opsConfig struct {
+	LogFormat, LogLevel string
+	AdminAddr           string
+	CORSOrigins         []string
+	ShutdownTimeout     time.Duration
+	ShutdownDelay       time.Duration
+	ReadHeaderTimeout   time.Duration
+	ReadTimeout         time.Duration
+	WriteTimeout        time.Duration
+	IdleTimeout         time.Duration
+	MaxHeaderBytes      int
+}
+
+// bind declares the flags on fs; the returned function checks them after parsing.
+func (o *opsConfig) bind(fs *flag.FlagSet) func() error {
+	fs.StringVar(&o.LogFormat, "log-format", env("CREDO_LOG_FORMAT", "text"), "log format: text or json (CREDO_LOG_FORMAT)")
+	fs.StringVar(&o.LogLevel, "log-level", env("CREDO_LOG_LEVEL", "info"), "log level: debug, info, warn or error (CREDO_LOG_LEVEL)")
+	fs.StringVar(&o.AdminAddr, "admin-addr", env("CREDO_ADMIN_ADDR", ""), "address of the admin listener serving /metrics and /debug/pprof/; empty: off (CREDO_ADMIN_ADDR)")
+	cors := fs.String("cors-origins", env("CREDO_CORS_ORIGINS", ""), "comma-separated origins allowed to call from browsers; empty: no CORS (CREDO_CORS_ORIGINS)")
+	durations := []struct {
+		p         *time.Duration
+		name, env string
+		def       time.Duration
+		usage     string
+	}{
+		{&o.ShutdownTimeout, "shutdown-timeout", "CREDO_SHUTDOWN_TIMEOUT", 15 * time.Second, "how long SIGTERM waits for in-flight requests"},
+		{&o.ShutdownDelay, "shutdown-delay", "CREDO_SHUTDOWN_DELAY", 0, "how long /readyz answers 503 before the listener closes on SIGTERM"},
+		{&o.ReadHeaderTimeout, "read-header-timeout", "CREDO_READ_HEADER_TIMEOUT", 10 * time.Second, "time allowed to read a request's header"},
+		{&o.ReadTimeout, "read-timeout", "CREDO_READ_TIMEOUT", time.Minute, "time allowed to read a whole request (an upload that keeps moving gets more)"},
+		{&o.WriteTimeout, "write-timeout", "CREDO_WRITE_TIMEOUT", time.Minute, "time allowed from a request's header to the end of its answer (a stream that keeps moving gets more)"},
+		{&o.IdleTimeout, "idle-timeout", "CREDO_IDLE_TIMEOUT", 2 * time.Minute, "how long an idle keep-alive connection stays open"},
+	}
+	raw := make([]*string, len(durations))
+	for i, d := range durations {
+		raw[i] = fs.String(d.name, env(d.env, d.def.String()), d.usage+" ("+d.env+")")
+	}
+	maxHeader := fs.String("max-header-bytes", env("CREDO_MAX_HEADER_BYTES", strconv.Itoa(defaultMaxHeaderBytes)), "largest request header accepted (CREDO_MAX_HEADER_BYTES)")
+	return func() error {
+		var errs []error
+		for i, d := range durations {
+			v, err := time.ParseDuration(*raw[i])
+			if err != nil || v < 0 {
+				errs = append(errs, fmt.Errorf("--%s %q is not a duration such as 30s or 2m", d.name, *raw[i]))
+			}
+			*d.p = v
+		}
+		n, err := strconv.Atoi(*maxHeader)
+		if err != nil || n < 4096 || n > 1<<20 {
+			errs = append(errs, fmt.Errorf("--max-header-bytes %q must be a number of bytes from 4096 to 1048576", *maxHeader))
+		}
+		o.MaxHeaderBytes = n
+		for _, c := range strings.Split(*cors, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				o.CORSOrigins = append(o.CORSOrigins, c)
+			}
+		}
+		if _, err := o.logger(io.Discard); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// defaultMaxHeaderBytes bounds request headers: room for a bearer token, a session cookie and
+// the usual browser headers many times over, a sixteenth of net/http's default.
+const defaultMaxHeaderBytes = 64 << 10
+
+// logger returns the logger the flags describe, writing to w.
+func (o *opsConfig) logger(w io.Writer) (*slog.Logger, error) {
+	level, ok := logLevels[o.LogLevel]
+	if !ok {
+		return nil, fmt.Errorf("--log-level %q must be debug, info, warn or error", o.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch o.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q must be text or json", o.LogFormat)
+}
+
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// httpServer returns the server of the API with the configured timeouts and limits. Its own
+// error lines (a failed TLS handshake, a malformed request) go to the log as warnings.
+func (o *opsConfig) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    o.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+}

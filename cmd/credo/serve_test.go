@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"credo/internal/testenv"
+)
+
+// TestMain lets a test run the test binary as credo itself (CREDO_TEST_RUN_MAIN=1), so that
+// signals and exit codes are the real process's.
+func TestMain(m *testing.M) {
+	if os.Getenv("CREDO_TEST_RUN_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// slack is what a bounded step may take beyond its bound on a loaded two-CPU machine.
+const slack = 1500 * time.Millisecond
+
+// testShutdownTimeout is the --shutdown-timeout of the tests that stop credo.
+const testShutdownTimeout = 4 * time.Second
+
+// process is credo serve running as a child process.
+type process struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr strings.Builder
+	addr   chan string
+	done   chan int
+}
+
+func startCredo(t *testing.T, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "CREDO_TEST_RUN_MAIN=1")
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, addr: make(chan string, 1), done: make(chan int, 1)}
+	go func() {
+		re := regexp.MustCompile(`serving http://([0-9.:]+)/`)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stderr.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				p.addr <- m[1]
+			}
+		}
+		err := cmd.Wait()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		}
+		p.done <- code
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+func (p *process) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// waitAddr returns the address credo serves on.
+func (p *process) waitAddr(t *testing.T) string {
+	t.Helper()
+	select {
+	case a := <-p.addr:
+		return a
+	case code := <-p.done:
+		t.Fatalf("credo exited %d before serving:\n%s", code, p.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("credo did not start:\n%s", p.log())
+	}
+	return ""
+}
+
+// wait returns the exit code, failing when the process takes longer than limit.
+func (p *process) wait(t *testing.T, limit time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case code := <-p.done:
+		return code, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("credo did not exit within %v:\n%s", limit, p.log())
+	}
+	return 0, 0
+}
+
+// silentPostgres is a listener that accepts connections and never answers.
+func silentPostgres(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
+}
+
+// TestServeStartupTimeout: against a database that never answers, serve exits 1 within the
+// timeout (plus a second) with a message naming the partition and the database.
+func TestServeStartupTimeout(t *testing.T) {
+	host := silentPostgres(t)
+	start := time.Now()
+	code, _, stderr := cli(t, "serve", "--addr", "127.0.0.1:0", "--database", "postgres://credo:pw@"+host+"/credo",
+		"--partitions", "e05", "--database-timeout", "1s")
+	if took := time.Since(start); took > time.Second+slack {
+		t.Errorf("start-up against a silent database took %v, want about 1s", took)
+	}
+	if code != 1 || !strings.Contains(stderr, "partition e05") || !strings.Contains(stderr, host) ||
+		!strings.Contains(stderr, "within 1s") || strings.Contains(stderr, ":pw@") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestServeSignalDuringStartup: SIGTERM while start-up waits for the database exits at once.
+func TestServeSignalDuringStartup(t *testing.T) {
+	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", "postgres://credo@"+silentPostgres(t)+"/credo",
+		"--partitions", "e05", "--database-timeout", "1m")
+	time.Sleep(500 * time.Millisecond) // start-up is now waiting for the database
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, took := p.wait(t, 10*time.Second)
+	if code != 0 || took > slack || !strings.Contains(p.log(), "interrupted during start-up") {
+		t.Errorf("SIGTERM during start-up: exit %d after %v:\n%s", code, took, p.log())
+	}
+}
+
+// frozenServer starts credo serve on PostgreSQL behind a proxy, with an operator's token.
+func frozenServer(t *testing.T, timeout string) (*process, *testenv.Proxy, func(method, path, body string) (int, time.Duration)) {
+	t.Helper()
+	pg := os.Getenv("CREDO_TEST_POSTGRES")
+	if pg == "" {
+		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+		}
+		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES")
+	}
+	dbURL, proxy := testenv.ProxyURL(t, pg)
+	part := testenv.Partition(t)
+	code, out, stderr := cli(t, "secret", "create", "--database", dbURL, "--partition", part, "--operator", "--email", "ops@example.com", "--json")
+	if code != 0 {
+		t.Fatalf("secret create: %d %s", code, stderr)
+	}
+	var sec struct{ Secret string }
+	json.Unmarshal([]byte(out), &sec)
+	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--partitions", part, "--database-timeout", timeout,
+		"--shutdown-timeout", testShutdownTimeout.String())
+	base := "http://" + p.waitAddr(t) + "/v2/" + part + "/"
+	var token string
+	call := func(method, path, body string) (int, time.Duration) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Logf("%s %s: %v", method, path, err)
+			return 0, time.Since(start) // status 0: no response
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if path == "security/tokens/generate" {
+			var tok struct{ AccessToken string }
+			json.Unmarshal(b, &tok)
+			token = tok.AccessToken
+		}
+		return res.StatusCode, time.Since(start)
+	}
+	if st, _ := call("POST", "security/tokens/generate", `{"Secret":"`+sec.Secret+`"}`); st != http.StatusOK || token == "" {
+		t.Fatalf("tokens/generate: %d", st)
+	}
+	if st, _ := call("GET", "directory/people", ""); st != http.StatusOK {
+		t.Fatalf("people before the freeze: %d", st)
+	}
+	return p, proxy, call
+}
+
+// TestServeWithPostgresFrozen: with PostgreSQL frozen, requests fail with 503 within the
+// statement timeout, and SIGTERM with a request in flight drains and exits 0 well within the
+// shutdown timeout.
+func TestServeWithPostgresFrozen(t *testing.T) {
+	p, proxy, call := frozenServer(t, "1s")
+	proxy.Freeze()
+	var wg sync.WaitGroup
+	for _, path := range []string{"directory/people", "security/users-comments/count", "platform/health", "directory/people?Take=5"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, took := call("GET", path, "")
+			if st != http.StatusServiceUnavailable || took > time.Second+slack {
+				t.Errorf("GET %s with PostgreSQL frozen: %d after %v, want 503 within about 1s", path, st, took)
+			}
+		}()
+	}
+	wg.Wait()
+	inFlight := make(chan int, 1)
+	go func() { st, _ := call("GET", "directory/people", ""); inFlight <- st }()
+	time.Sleep(200 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, took := p.wait(t, testShutdownTimeout+slack)
+	if code != 0 {
+		t.Errorf("SIGTERM with PostgreSQL frozen: exit %d after %v, want 0 (the request drained):\n%s", code, took, p.log())
+	}
+	if st := <-inFlight; st != http.StatusServiceUnavailable {
+		t.Errorf("the request in flight at SIGTERM: %d, want 503", st)
+	}
+}
+
+// TestServeShutdownRunsOutOfTime: a request that outlives the shutdown timeout (its statement
+// timeout is longer) is abandoned: credo exits 3 at the shutdown timeout and says so.
+func TestServeShutdownRunsOutOfTime(t *testing.T) {
+	p, proxy, call := frozenServer(t, "1m")
+	proxy.Freeze()
+	go call("GET", "directory/people", "") // abandoned at the shutdown timeout: no response
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, took := p.wait(t, testShutdownTimeout+5*time.Second)
+	if code != exitDrainIncomplete || took < testShutdownTimeout-time.Second || !strings.Contains(p.log(), "did not finish") {
+		t.Errorf("exit %d after %v, want %d at about %v:\n%s", code, took, exitDrainIncomplete, testShutdownTimeout, p.log())
+	}
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"gorm.io/gorm/clause"
+)
+
+// existingBatch bounds the values of one IN (…) when checking which values exist.
+const existingBatch = 500
+
+// CheckAll prepares the records of a bulk insert as InsertAll does (keys, defaults, the
+// caller's organization, hooks) and returns every problem it finds, without writing:
+//   - each record's member problems (required, null, validate rules, organization);
+//   - a key or unique constraint that two records of the batch share (null and, for unique
+//     constraints, empty strings never collide, as in the database);
+//   - a key or single-field unique value that the partition already holds;
+//   - a value of a member that declares `references` naming no record of the referenced
+//     resource, in the partition or in the batch itself.
+//
+// A nil recs[i] is a row the caller could not decode: it is skipped, its index kept. The
+// result is nil when there is no problem; problems are ordered by row.
+func (s *Store) CheckAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string) (*BulkError, error) {
+	bulk := &BulkError{}
+	ok := make([]bool, len(recs))
+	for i, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		if err := s.prepareNew(r, rec, presents[i], org); err != nil {
+			bulk.add(i, err)
+			continue
+		}
+		ok[i] = true
+	}
+	sets := append([][]*Field{r.Key}, r.Unique...)
+	for si, set := range sets {
+		first := map[string]int{}
+		for i, rec := range recs {
+			if !ok[i] {
+				continue
+			}
+			k, skip := tuple(set, rec, si > 0)
+			if skip {
+				continue
+			}
+			if j, dup := first[k]; dup {
+				bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: set[0].Name,
+					Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set), k, j)})
+				continue
+			}
+			first[k] = i
+		}
+		if len(set) == 1 {
+			if err := s.checkExisting(ctx, r, set[0], recs, ok, si > 0, bulk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range r.Fields {
+		if f.References != nil {
+			if err := s.checkReferences(ctx, r, f, recs, ok, bulk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(bulk.Rows) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(bulk.Rows, func(i, j int) bool { return bulk.Rows[i].Row < bulk.Rows[j].Row })
+	return bulk, nil
+}
+
+// tuple renders the values of set in rec as one comparable string; skip is true when a value
+// is null, or an empty string of a unique constraint (its index skips empty strings).
+func tuple(set []*Field, rec Record, unique bool) (string, bool) {
+	parts := make([]string, len(set))
+	for i, f := range set {
+		v := rec[f.Index]
+		if v == nil || (unique && v == "") {
+			return "", true
+		}
+		parts[i] = text(v)
+	}
+	return strings.Join(parts, ", "), false
+}
+
+func text(v any) string { return fmt.Sprint(storageValue(v)) }
+
+func fieldNames(set []*Field) string {
+	names := make([]string, len(set))
+	for i, f := range set {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkExisting reports the records whose value of f (a key or single-field unique
+// constraint of r) the partition already holds.
+func (s *Store) checkExisting(ctx context.Context, r *Resource, f *Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
+	var values []any
+	for i, rec := range recs {
+		if ok[i] && rec[f.Index] != nil && !(unique && rec[f.Index] == "") {
+			values = append(values, rec[f.Index])
+		}
+	}
+	have, err := s.existing(ctx, r, f, values)
+	if err != nil {
+		return err
+	}
+	for i, rec := range recs {
+		if ok[i] && rec[f.Index] != nil && have[text(rec[f.Index])] {
+			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: f.Name,
+				Msg: fmt.Sprintf("another %s already has %s %s", r.Name, f.Name, text(rec[f.Index]))})
+		}
+	}
+	return nil
+}
+
+// checkReferences reports the records whose value of f names no record of f.References,
+// neither in the partition nor, when f refers to r itself, in the batch.
+func (s *Store) checkReferences(ctx context.Context, r *Resource, f *Field, recs []Record, ok []bool, bulk *BulkError) error {
+	to := f.References
+	inBatch := map[string]bool{}
+	if to == r {
+		for i, rec := range recs {
+			if ok[i] {
+				inBatch[text(rec[r.Key[0].Index])] = true
+			}
+		}
+	}
+	var values []any
+	seen := map[string]bool{}
+	for i, rec := range recs {
+		if v := rec[f.Index]; ok[i] && v != nil && !inBatch[text(v)] && !seen[text(v)] {
+			seen[text(v)] = true
+			values = append(values, v)
+		}
+	}
+	have, err := s.existing(ctx, to, to.Key[0], values)
+	if err != nil {
+		return err
+	}
+	for i, rec := range recs {
+		if v := rec[f.Index]; ok[i] && v != nil && !inBatch[text(v)] && !have[text(v)] {
+			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: f.Name,
+				Msg: fmt.Sprintf("%s %s names no %s", f.Name, text(v), to.Name)})
+		}
+	}
+	return nil
+}
+
+// existing returns which of values (of r's stored field f) the partition holds, by text.
+func (s *Store) existing(ctx context.Context, r *Resource, f *Field, values []any) (map[string]bool, error) {
+	have := map[string]bool{}
+	for start := 0; start < len(values); start += existingBatch {
+		part := values[start:min(start+existingBatch, len(values))]
+		args := make([]any, len(part))
+		for i, v := range part {
+			args[i] = storageValue(v)
+		}
+		var found []string
+		err := s.from(ctx, r).Where(clause.IN{Column: col(alias, f.Column), Values: args}).Pluck(alias+"."+quote(f.Column), &found).Error
+		if err != nil {
+			return nil, fmt.Errorf("engine: check %s.%s: %w", r.Name, f.Name, translate(r, err))
+		}
+		for _, v := range found {
+			have[v] = true
+		}
+	}
+	return have, nil
+}

@@ -1,0 +1,452 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"credo/engine"
+	"credo/internal/testenv"
+)
+
+// postgresURL returns the test PostgreSQL, skipping (or failing, when it is required) without one.
+func postgresURL(t *testing.T) string {
+	t.Helper()
+	pg := os.Getenv("CREDO_TEST_POSTGRES")
+	if pg == "" {
+		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+		}
+		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES")
+	}
+	return pg
+}
+
+// slack is what a bounded operation may take beyond its timeout on a loaded two-CPU machine.
+const slack = 1500 * time.Millisecond
+
+// TestStatementsEndWhenPostgresFreezes: behind a proxy that stops forwarding, every kind of
+// statement — planned reads, a stream, an insert, a transaction, a module's GORM statement —
+// fails with ErrUnavailable within the timeout instead of waiting for ever; Ping fails too;
+// Close returns; and after the database answers again, so do the statements.
+func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
+	dbURL, proxy := testenv.ProxyURL(t, postgresURL(t))
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	p := testenv.Partition(t)
+	const timeout = time.Second
+	db, err := engine.Limits{Timeout: timeout}.Open(context.Background(), dbURL, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := db.Store(p)
+	id := mustCreate(t, s, w, widget("F1", "")).Get(w, "WidgetIdentifier").(string)
+
+	proxy.Freeze()
+	ctx := context.Background()
+	ops := map[string]func() error{
+		"get": func() error { _, err := s.Get(ctx, w, []any{id}, nil, ""); return err },
+		"list": func() error {
+			_, _, err := s.List(ctx, w, engine.Query{Page: 1, Take: 20, Sort: w.DefaultSort, Fields: w.Output})
+			return err
+		},
+		"count": func() error { _, err := s.Count(ctx, w, engine.Query{}); return err },
+		"stream": func() error {
+			return s.Stream(ctx, w, engine.Query{Page: 1, Fields: w.Output}, func(engine.Record) error { return nil })
+		},
+		"create": func() error { _, err := s.Create(ctx, w, []byte(widget("F2", "")), ""); return err },
+		"patch":  func() error { return s.Patch(ctx, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), "") },
+		"module": func() error {
+			var n int64
+			return engine.Translate(s.DB(ctx).Table(s.TableName(w)).Count(&n).Error)
+		},
+		"ping": func() error { return s.Ping(ctx) },
+	}
+	var wg sync.WaitGroup
+	for name, op := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := op()
+			if took := time.Since(start); took > timeout+slack {
+				t.Errorf("%s with the database frozen took %v, want about %v", name, took, timeout)
+			}
+			if !errors.Is(err, engine.ErrUnavailable) {
+				t.Errorf("%s with the database frozen: %v, want ErrUnavailable", name, err)
+			}
+		}()
+	}
+	wg.Wait()
+
+	proxy.Thaw()
+	if _, err := s.Get(ctx, w, []any{id}, nil, ""); err != nil {
+		t.Errorf("get after the database answers again: %v", err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("ping after the database answers again: %v", err)
+	}
+
+	proxy.Freeze()
+	if _, err := s.Get(ctx, w, []any{id}, nil, ""); !errors.Is(err, engine.ErrUnavailable) {
+		t.Errorf("get frozen again: %v", err)
+	}
+	start := time.Now()
+	db.Close()
+	if took := time.Since(start); took > timeout+slack {
+		t.Errorf("Close with the database frozen took %v", took)
+	}
+}
+
+// TestStreamDeadlineIsPerRow: an export whose consumer is slower than the timeout in total
+// still completes, because the deadline bounds the wait for each row, not the whole stream.
+func TestStreamDeadlineIsPerRow(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			reg := fixtureRegistry(t)
+			w := reg.MustByName("Widget")
+			p := testenv.Partition(t)
+			db, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			s, _ := db.Store(p)
+			for i := range 6 {
+				mustCreate(t, s, w, widget(fmt.Sprintf("S%d", i), ""))
+			}
+			n := 0
+			err = s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, func(engine.Record) error {
+				n++
+				time.Sleep(100 * time.Millisecond)
+				return nil
+			})
+			if err != nil || n != 6 {
+				t.Fatalf("a 600 ms stream with a 300 ms timeout: %d rows, %v", n, err)
+			}
+		})
+	}
+}
+
+// TestPingWhenPoolIsBusy: with every connection of the request pool held by a request, Ping
+// still answers promptly: a busy pool is not a database that is down.
+func TestPingWhenPoolIsBusy(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			reg := fixtureRegistry(t)
+			w := reg.MustByName("Widget")
+			p := testenv.Partition(t)
+			const conns = 2
+			db, err := engine.Limits{MaxConns: conns, Timeout: 5 * time.Second}.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			s, _ := db.Store(p)
+			id := mustCreate(t, s, w, widget("P1", "")).Get(w, "WidgetIdentifier").(string)
+			release := make(chan struct{})
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(release) }) })
+			held := make(chan struct{}, conns)
+			var wg sync.WaitGroup
+			for range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, func(engine.Record) error {
+						held <- struct{}{}
+						<-release
+						return nil
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			for range conns {
+				select {
+				case <-held:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the streams did not start")
+				}
+			}
+			got := make(chan error, 1)
+			go func() { _, err := s.Get(context.Background(), w, []any{id}, nil, ""); got <- err }()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := s.Ping(ctx); err != nil {
+				t.Errorf("ping with the pool busy: %v", err)
+			}
+			select {
+			case err := <-got:
+				t.Errorf("a get finished while every connection was held (%v): the pool was not busy", err)
+			default:
+			}
+			once.Do(func() { close(release) })
+			wg.Wait()
+			if err := <-got; err != nil {
+				t.Errorf("get after the pool freed: %v", err)
+			}
+		})
+	}
+}
+
+// silentListener accepts connections and never answers, as a database host that hangs.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
+}
+
+// TestStartupIsBounded: opening a database that never answers fails within the timeout with a
+// message naming the partition and the database (without its password); cancelling start-up
+// (a signal) returns at once.
+func TestStartupIsBounded(t *testing.T) {
+	reg := fixtureRegistry(t)
+	dbURL := "postgres://credo:s3cret@" + silentListener(t) + "/credo"
+	const timeout = 500 * time.Millisecond
+	start := time.Now()
+	_, err := engine.Limits{Timeout: timeout}.Open(context.Background(), dbURL, []string{"e07"}, reg)
+	took := time.Since(start)
+	if err == nil || took > timeout+slack {
+		t.Fatalf("open against a silent database: %v after %v", err, took)
+	}
+	msg := err.Error()
+	for _, want := range []string{"partition e07", strings.TrimPrefix(dbURL, "postgres://credo:s3cret@"), "did not connect or answer within 500ms"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("start-up error %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "s3cret") {
+		t.Errorf("start-up error shows the password: %q", msg)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start = time.Now()
+	_, err = engine.Limits{Timeout: time.Minute}.Open(ctx, dbURL, []string{"e07"}, reg)
+	if took := time.Since(start); err == nil || took > 200*time.Millisecond+slack || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cancelled start-up: %v after %v", err, took)
+	}
+}
+
+// TestConnectionLimitIsUnavailable: a PostgreSQL that refuses connections beyond a limit below
+// the pool's makes statements fail with ErrUnavailable (a 503), never an unknown error (a 500);
+// Ping reports the refusals, then recovers once the database accepts connections again.
+func TestConnectionLimitIsUnavailable(t *testing.T) {
+	dbURL := testenv.LimitedDatabase(t, 3) // the probe's connection and two of the pool's
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	p := testenv.Partition(t)
+	db, err := engine.Limits{MaxConns: 12, Timeout: 5 * time.Second}.Open(context.Background(), dbURL, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, _ := db.Store(p)
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	id := mustCreate(t, s, w, widget("L1", "")).Get(w, "WidgetIdentifier").(string)
+	var refused atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				var err error
+				switch (g + i) % 4 {
+				case 0:
+					_, err = s.Get(context.Background(), w, []any{id}, nil, "")
+				case 1:
+					_, _, err = s.List(context.Background(), w, engine.Query{Page: 1, Take: 5, Sort: w.DefaultSort, Fields: w.Output})
+				case 2:
+					_, err = s.Create(context.Background(), w, []byte(widget(fmt.Sprintf("L%d-%d", g, i), "")), "")
+				case 3:
+					var n int64
+					err = engine.Translate(s.DB(context.Background()).Table(s.TableName(w)).Count(&n).Error)
+				}
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, engine.ErrUnavailable) {
+					t.Errorf("over the connection limit: %v, want ErrUnavailable", err)
+				}
+				if strings.Contains(err.Error(), "53300") {
+					refused.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if refused.Load() == 0 {
+		t.Fatal("no statement was refused a connection: the test did not reach the limit")
+	}
+	if err := s.Ping(context.Background()); !errors.Is(err, engine.ErrUnavailable) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("ping right after refusals: %v, want ErrUnavailable naming the refusal", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Ping(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("ping still fails 10 s after the refusals: %v", s.Ping(context.Background()))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestCancelledClientsDoNotFailOthers: half of 64 clients abandon their requests at random
+// moments; the requests that nobody cancelled all succeed. Before statements were detached from
+// their request's cancellation, 3–4 of 25,000 failed on PostgreSQL with "failed to deallocate
+// cached statement(s): … i/o timeout" or "driver: bad connection", on connections that pgx
+// had cut off for another client.
+func TestCancelledClientsDoNotFailOthers(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			reg := fixtureRegistry(t)
+			r := reg.MustByName("UserComment")
+			p := testenv.Partition(t)
+			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			s, _ := db.Store(p)
+			c := testenv.SeedComments(t, s, 2000, 50)
+			const total = 20000
+			var ops atomic.Int64
+			var mu sync.Mutex
+			failures := map[string]int{}
+			var wg sync.WaitGroup
+			for worker := range 64 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(worker), 1))
+					cancelling := worker%2 == 1
+					for ops.Add(1) <= total {
+						ctx, cancel := context.WithCancel(context.Background())
+						if cancelling {
+							time.AfterFunc(time.Duration(rng.IntN(3000))*time.Microsecond, cancel)
+						}
+						err := commentOp(ctx, s, r, c, rng)
+						cancel()
+						if err != nil && !cancelling {
+							mu.Lock()
+							failures[err.Error()]++
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for msg, n := range failures {
+				t.Errorf("%d requests that nobody cancelled failed: %s", n, msg)
+			}
+		})
+	}
+}
+
+// commentOp runs one random operation of the request mix: get, list, count, create, patch (a
+// transaction) and a module's GORM reads.
+func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c testenv.Comments, rng *rand.Rand) error {
+	pair := c.Pairs[rng.IntN(len(c.Pairs))]
+	id := c.IDs[rng.IntN(len(c.IDs))]
+	switch rng.IntN(7) {
+	case 0:
+		_, err := s.Get(ctx, r, []any{id}, nil, "")
+		return err
+	case 1:
+		q, err := r.ParseQuery(url.Values{"UserIdentifier": {pair[1]}, "Take": {"20"}}, engine.KindList)
+		if err != nil {
+			return err
+		}
+		_, _, err = s.List(ctx, r, q)
+		return err
+	case 2:
+		q, err := r.ParseQuery(url.Values{"OrganizationIdentifier": {pair[0]}}, engine.KindCount)
+		if err != nil {
+			return err
+		}
+		_, err = s.Count(ctx, r, q)
+		return err
+	case 3:
+		_, err := s.Create(ctx, r, fmt.Appendf(nil, `{"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentCreatedBy":%q,"CommentText":"x"}`, pair[0], pair[1], pair[1]), "")
+		return err
+	case 4:
+		return s.Patch(ctx, r, []any{id}, []byte(`{"CommentText":"y"}`), "")
+	case 5:
+		var rows []map[string]any
+		return s.DB(ctx).Table(s.TableName(r)).Where("user_identifier = ?", pair[1]).Limit(20).Find(&rows).Error
+	default:
+		var n int64
+		return s.DB(ctx).Table(s.TableName(r)).Where("organization_identifier = ?", pair[0]).Count(&n).Error
+	}
+}
+
+// TestTranslateUnavailable: PostgreSQL's refusals (class 53, 57P0x), cancelled statements and
+// broken connections are ErrUnavailable; other errors keep their identity.
+func TestTranslateUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		err         error
+		unavailable bool
+	}{
+		{err: &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, unavailable: true},
+		{err: fmt.Errorf("acquire: %w", &pgconn.PgError{Code: "53300"}), unavailable: true},
+		{err: &pgconn.PgError{Code: "53200", Message: "out of memory"}, unavailable: true},
+		{err: &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}, unavailable: true},
+		{err: &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, unavailable: true},
+		{err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, unavailable: true},
+		{err: &pgconn.PgError{Code: "08006"}, unavailable: true},
+		{err: context.DeadlineExceeded, unavailable: true},
+		{err: fmt.Errorf("query: %w", driver.ErrBadConn), unavailable: true},
+		// A pooled connection that the database (or the network) closed: pgx's errors.
+		{err: fmt.Errorf("engine: list: %w", io.ErrUnexpectedEOF), unavailable: true},
+		{err: fmt.Errorf("query: %w", pgconn.ErrConnClosed), unavailable: true},
+		{err: fmt.Errorf("write failed: %w", &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}), unavailable: true},
+		{err: &pgconn.PgError{Code: "42P01", Message: "relation does not exist"}, unavailable: false},
+	} {
+		got := engine.Translate(tc.err)
+		if errors.Is(got, engine.ErrUnavailable) != tc.unavailable {
+			t.Errorf("Translate(%v) = %v, unavailable %v", tc.err, got, !tc.unavailable)
+		}
+	}
+}

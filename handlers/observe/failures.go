@@ -1,0 +1,179 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"credo/engine"
+)
+
+// Bounds of the failure log. When a partition's database fails, every request to it fails;
+// logging each would bury the log (a 10-second outage under load wrote 55,000 lines), so an
+// outage is logged as its state changes, and other failures at a bounded rate.
+const (
+	// OutageReportEvery is how often a continuing outage is reported, with the count of requests
+	// it failed since the last report.
+	OutageReportEvery = 10 * time.Second
+	// OutageQuiet is how long a partition must go without an unavailable answer before a
+	// success ends its outage, so that answers that never reach the database (a 2xx from
+	// platform/version) do not make the outage flap.
+	OutageQuiet = 2 * time.Second
+	// ErrorLinesPerSecond bounds the other failure lines (500s, panics); the count of those left
+	// out is logged with the next line that is written.
+	ErrorLinesPerSecond = 5
+)
+
+// failureLog is the state behind the bounds.
+type failureLog struct {
+	down    atomic.Int32 // open outages; 0 keeps the success path to one atomic load
+	mu      sync.Mutex
+	outages map[string]*outage
+	// second is the Unix second whose lines counts; suppressed counts lines left out.
+	second            int64
+	lines, suppressed int
+}
+
+// outage is a partition whose database stopped answering.
+type outage struct {
+	since, reported, last time.Time
+	failed, total         int // requests failed since the last report, and since the start
+}
+
+// Fail logs the cause of a request that failed with a 5xx status, once per request. An
+// unavailable database (engine.ErrUnavailable) is logged as an outage of the request's
+// partition; anything else is an error line with the request id, at most ErrorLinesPerSecond
+// a second. Outside the observer's middleware it logs plainly.
+func Fail(r *http.Request, status int, err error) {
+	e := From(r.Context())
+	if e == nil {
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		return
+	}
+	if e.logged {
+		return
+	}
+	e.logged = true
+	if errors.Is(err, engine.ErrUnavailable) && e.Partition != "" {
+		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err)
+		return
+	}
+	e.obs.failures.error(e.obs, r.Context(), "request failed", slog.String("request_id", e.ID),
+		slog.String("method", r.Method), slog.String("route", e.Route()), slog.String("partition", e.Partition),
+		slog.Int("status", status), slog.Any("err", err))
+}
+
+// Unavailable records that a partition's database did not answer a request (a health check or
+// readiness probe), as part of the partition's outage.
+func Unavailable(r *http.Request, partition string, err error) {
+	e := From(r.Context())
+	if e == nil {
+		slog.WarnContext(r.Context(), "database unavailable", "partition", partition, "err", err)
+		return
+	}
+	e.obs.failures.unavailable(e.obs, r.Context(), partition, e.ID, err)
+}
+
+// Available records that a partition's database answered, which may end its outage.
+func Available(r *http.Request, partition string) {
+	if e := From(r.Context()); e != nil {
+		e.obs.failures.available(e.obs, r.Context(), partition)
+	}
+}
+
+// Panic logs a recovered panic with its stack and counts it; the request's failure is then
+// logged, so a problem document written after it logs nothing more.
+func Panic(r *http.Request, v any, stack []byte) {
+	e := From(r.Context())
+	if e == nil {
+		slog.ErrorContext(r.Context(), "panic", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(stack))
+		return
+	}
+	e.logged = true
+	e.obs.panics.Inc()
+	e.obs.failures.error(e.obs, r.Context(), "panic", slog.String("request_id", e.ID), slog.String("method", r.Method),
+		slog.String("route", e.Route()), slog.String("partition", e.Partition), slog.String("panic", fmt.Sprint(v)),
+		slog.String("stack", string(stack)))
+}
+
+// Abort records that the handler broke the connection on purpose (http.ErrAbortHandler).
+func Abort(r *http.Request) {
+	if e := From(r.Context()); e != nil {
+		e.aborted = true
+	}
+}
+
+func (f *failureLog) unavailable(o *Observer, ctx context.Context, partition, id string, err error) {
+	now := time.Now()
+	f.mu.Lock()
+	out := f.outages[partition]
+	if out == nil {
+		if f.outages == nil {
+			f.outages = map[string]*outage{}
+		}
+		f.outages[partition] = &outage{since: now, reported: now, last: now, total: 1}
+		f.down.Add(1)
+		f.mu.Unlock()
+		o.logger().LogAttrs(ctx, slog.LevelError, "database unavailable", slog.String("partition", partition),
+			slog.String("request_id", id), slog.Any("err", err))
+		return
+	}
+	out.failed++
+	out.total++
+	out.last = now
+	if now.Sub(out.reported) < OutageReportEvery {
+		f.mu.Unlock()
+		return
+	}
+	failed, lasted := out.failed, now.Sub(out.since)
+	out.failed, out.reported = 0, now
+	f.mu.Unlock()
+	o.logger().LogAttrs(ctx, slog.LevelWarn, "database still unavailable", slog.String("partition", partition),
+		slog.Duration("for", lasted.Round(time.Millisecond)), slog.Int("failed_requests", failed),
+		slog.String("request_id", id), slog.Any("err", err))
+}
+
+func (f *failureLog) available(o *Observer, ctx context.Context, partition string) {
+	if f.down.Load() == 0 {
+		return
+	}
+	now := time.Now()
+	f.mu.Lock()
+	out := f.outages[partition]
+	if out == nil || now.Sub(out.last) < OutageQuiet {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.outages, partition)
+	f.down.Add(-1)
+	f.mu.Unlock()
+	o.logger().LogAttrs(ctx, slog.LevelInfo, "database available again", slog.String("partition", partition),
+		slog.Duration("after", now.Sub(out.since).Round(time.Millisecond)), slog.Int("failed_requests", out.total))
+}
+
+// error logs a failure line unless this second's lines are spent.
+func (f *failureLog) error(o *Observer, ctx context.Context, msg string, attrs ...slog.Attr) {
+	now := time.Now().Unix()
+	f.mu.Lock()
+	if now != f.second {
+		f.second, f.lines = now, 0
+	}
+	if f.lines >= ErrorLinesPerSecond {
+		f.suppressed++
+		f.mu.Unlock()
+		return
+	}
+	f.lines++
+	left := f.suppressed
+	f.suppressed = 0
+	f.mu.Unlock()
+	if left > 0 {
+		attrs = append(attrs, slog.Int("lines_left_out", left))
+	}
+	o.logger().LogAttrs(ctx, slog.LevelError, msg, attrs...)
+}

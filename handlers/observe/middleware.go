@@ -1,0 +1,139 @@
+package observe
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// StatusClientClosed is the status the access line and metrics record for a request whose
+// client went away before an answer was written (nginx's 499); nothing is sent.
+const StatusClientClosed = 499
+
+// Handler returns next behind the observer: the request gets its id (the client's
+// X-Request-Id when it is acceptable, a new one otherwise), echoed on the response before next
+// runs; the request is counted in flight, and when next returns, in the request metrics and
+// one access line.
+func (o *Observer) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get(RequestIDHeader)
+		if !validID(id) {
+			id = newID()
+		}
+		w.Header()[RequestIDHeader] = []string{id}
+		rec := &recorder{w: w, e: Entry{ID: id, obs: o}}
+		r = r.WithContext(context.WithValue(r.Context(), entryKey{}, &rec.e))
+		o.inFlight.Inc()
+		defer o.finish(rec, r, start)
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// finish counts and logs a request; it runs even when the handler aborts with a panic.
+func (o *Observer) finish(rec *recorder, r *http.Request, start time.Time) {
+	o.inFlight.Dec()
+	e := &rec.e
+	status := e.status
+	if status == 0 {
+		status = http.StatusOK // what net/http sends for a handler that wrote nothing
+		if r.Context().Err() != nil || e.aborted {
+			status = StatusClientClosed
+		}
+	}
+	elapsed := time.Since(start)
+	rt := e.route
+	if rt == nil {
+		rt = o.unmatched
+	}
+	s := rt.seriesOf(methodLabel(r.Method), status)
+	s.count.Inc()
+	s.duration.Observe(elapsed.Seconds())
+	if status < 300 && e.Partition != "" {
+		o.failures.available(o, r.Context(), e.Partition)
+	}
+	level := slog.LevelInfo
+	if rt.Probe {
+		level = slog.LevelDebug
+	}
+	log := o.logger()
+	if !log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 12)
+	attrs = append(attrs,
+		slog.String("request_id", e.ID), slog.String("method", r.Method), slog.String("route", rt.Template),
+		slog.String("partition", e.Partition), slog.Int("status", status), slog.Int64("bytes", e.bytes),
+		slog.Duration("duration", elapsed), slog.String("user", e.User), slog.String("remote", r.RemoteAddr))
+	if o.client != nil {
+		attrs = append(attrs, slog.String("client", o.client(r)))
+	}
+	if e.aborted {
+		attrs = append(attrs, slog.Bool("aborted", true)) // only aborted requests say so
+	}
+	log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// recorder is the ResponseWriter that handlers behind the observer write to: it notes the
+// status and size, and drops a second WriteHeader instead of letting net/http log it.
+type recorder struct {
+	w http.ResponseWriter
+	e Entry
+}
+
+func (rec *recorder) Header() http.Header { return rec.w.Header() }
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.e.status != 0 {
+		return // superfluous: the first status is on the wire
+	}
+	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		rec.w.WriteHeader(status) // informational; the final status follows
+		return
+	}
+	rec.e.status = status
+	rec.w.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.e.status == 0 {
+		rec.e.status = http.StatusOK
+	}
+	n, err := rec.w.Write(b)
+	rec.e.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom keeps net/http's sendfile path for files copied to the response.
+func (rec *recorder) ReadFrom(src io.Reader) (int64, error) {
+	if rec.e.status == 0 {
+		rec.e.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := rec.w.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(src)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{rec.w}, src)
+	}
+	rec.e.bytes += n
+	return n, err
+}
+
+// Flush sends buffered data; http.ResponseController finds it, and the rest, through Unwrap.
+func (rec *recorder) Flush() {
+	if rec.e.status == 0 {
+		rec.e.status = http.StatusOK
+	}
+	_ = http.NewResponseController(rec.w).Flush()
+}
+
+// Unwrap gives http.ResponseController the writer of net/http, for deadlines and hijacking.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.w }
+
+var (
+	_ http.Flusher  = (*recorder)(nil)
+	_ io.ReaderFrom = (*recorder)(nil)
+)

@@ -1,0 +1,53 @@
+package security
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"credo/auth"
+	"credo/handlers/observe"
+)
+
+// The kinds of credential a refusal is counted and logged under.
+const (
+	failBearer = "bearer"
+	failCookie = "cookie"
+	failSecret = "secret"
+	failNone   = observe.CredentialNone
+)
+
+// failed records a refused credential. Only refusals (auth.ErrUnauthenticated) count; a
+// storage failure is the request's 500, logged where it is written. The refusal is counted
+// once, when its 401 is written, in credo_auth_failures_total by reason and by the kind of
+// credential recorded here (observe.SetCredential): bearer (v2 or version-1 access tokens),
+// cookie, secret (tokens/generate and version-1 secret authentication) or none. The log line
+// names the partition, the kind of credential, the reason, the client address and the route,
+// never the credential: the reasons auth and this package give are written not to contain one.
+func (s *Security) failed(r *http.Request, partition, kind string, err error) {
+	if !errors.Is(err, auth.ErrUnauthenticated) {
+		return
+	}
+	observe.SetCredential(r, kind)
+	level := slog.LevelWarn
+	if kind == failNone {
+		level = slog.LevelDebug // a client that sent nothing is routine, not an attack
+	}
+	slog.Log(r.Context(), level, "authentication failed", "partition", partition, "credential", kind,
+		"reason", err.Error(), "client", s.limits.Clients.Address(r), "method", r.Method, "path", r.URL.Path)
+}
+
+// credentialOf names the kind of credential a request presented to the Authenticator.
+func credentialOf(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if _, v, _ := strings.Cut(strings.TrimSpace(h), " "); strings.Count(v, ".") != 2 && !strings.HasPrefix(r.URL.Path, "/v2/") {
+			return failSecret
+		}
+		return failBearer
+	}
+	if _, err := r.Cookie(CookieName); err == nil {
+		return failCookie
+	}
+	return failNone
+}
