@@ -95,8 +95,13 @@ type Grants interface {
 }
 
 // MaxDecisionTTL is the longest an Authorizer keeps a caller's mask for an object, and so the
-// longest a change of permissions or memberships takes to apply on a process.
-const MaxDecisionTTL = 5 * time.Second
+// longest a change of permissions or memberships takes to apply on a process. It is
+// DecisionBound less the time a request takes, so that the documented bound holds end to end.
+const MaxDecisionTTL = 4500 * time.Millisecond
+
+// DecisionBound is the documented bound: a request sent this long after a change of
+// permissions or memberships is stored is decided by the new state on every process.
+const DecisionBound = 5 * time.Second
 
 // Authorizer decides what an authenticated caller may do. Build it with its fields; the zero
 // TTL means MaxDecisionTTL and a nil Clock means time.Now. It caches each (partition, user,

@@ -15,8 +15,9 @@ import (
 
 // AccountTTL is how long an account (operator flag and roles) is reused between requests of
 // the same caller, and so the longest a change of person or memberships takes to reach the
-// authentication of a process.
-const AccountTTL = 2 * time.Second
+// authentication of a process. It leaves auth.RevocationBound's margin for the request itself,
+// so that such a change is seen within that bound.
+const AccountTTL = auth.MaxRevocationTTL
 
 // accounts implements auth.Accounts over the partition's people, memberships and groups, with
 // a cache of AccountTTL.
