@@ -127,6 +127,7 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"serve", "--trusted-proxies", "not-an-address"}, code: 2, says: "not-an-address"},
 		{args: []string{"load", "--database", data, "--partition", "e01", good}, code: 2, says: "--resource is required"},
 		{args: []string{"load", "--database", data, "--partition", "e01", "--resource", "User"}, code: 2, says: "usage: credo load"},
+		{args: []string{"seed", "--database", data, "--partition", "e01", "--rows", "2"}, code: 2, says: "--rows must be at least 3"},
 		{args: []string{"secret"}, code: 2, says: "create, list or revoke"},
 		{args: []string{"secret", "rotate"}, code: 2, says: "unknown command"},
 		{args: []string{"secret", "revoke", "--database", data, "--partition", "e01"}, code: 2, says: "usage: credo secret revoke"},

@@ -30,8 +30,8 @@ func seedCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err := fs.args(0, 0); err != nil {
 		return err
 	}
-	if *rows < 1 {
-		return usageErrorf("--rows must be at least 1")
+	if *rows < seed.MinPeople {
+		return usageErrorf("--rows must be at least %d (one person per demo organization)", seed.MinPeople)
 	}
 	if err := cfg.finish(); err != nil {
 		return err

@@ -16,7 +16,7 @@ var (
 	jobTitles   = []string{"Operator", "Technician", "Supervisor", "Coordinator", "Inspector", "Apprentice"}
 	cities      = []struct{ city, province string }{{"Calgary", "AB"}, {"Edmonton", "AB"}, {"Regina", "SK"}, {"Winnipeg", "MB"}, {"Vancouver", "BC"}}
 	courses     = []string{"Confined Space Entry", "Fall Protection", "First Aid Level 2", "Forklift Operation", "H2S Alive", "Lockout Tagout", "WHMIS 2015"}
-	orgs        = []struct{ code, name string }{{"ACME", "Acme Energy"}, {"NORTH", "Northern Rail"}, {"WEST", "Westshore Mining"}}
+	orgs        = [MinPeople]struct{ code, name string }{{"ACME", "Acme Energy"}, {"NORTH", "Northern Rail"}, {"WEST", "Westshore Mining"}}
 )
 
 // roleGrants are the demo roles and what they may do on every group path.

@@ -44,11 +44,18 @@ type seeder struct {
 // Steps is the number of progress steps a run reports.
 const steps = 9
 
+// MinPeople is the fewest people a run creates: one per demo organization, each of which needs
+// a user to teach and enrol.
+const MinPeople = 3
+
 // Run seeds the store's partition. It refuses a partition that already holds people, so that a
-// second run cannot collide with the first.
+// second run cannot collide with the first, and fewer than MinPeople people (zero means 300).
 func Run(ctx context.Context, store *engine.Store, opts Options) (Summary, error) {
-	if opts.People <= 0 {
+	if opts.People == 0 {
 		opts.People = 300
+	}
+	if opts.People < MinPeople {
+		return nil, fmt.Errorf("seed: %d people are too few: at least %d, one per demo organization", opts.People, MinPeople)
 	}
 	if opts.Progress == nil {
 		opts.Progress = io.Discard

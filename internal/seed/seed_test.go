@@ -21,8 +21,8 @@ func TestSeedFillsEveryGroupAndRefusesTwice(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			p := testenv.Partition(t)
-			db, err := engine.Open(ctx, b.URL, []string{p}, reg)
+			p, pFew := testenv.Partition(t), testenv.Partition(t)
+			db, err := engine.Open(ctx, b.URL, []string{p, pFew}, reg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,6 +50,22 @@ func TestSeedFillsEveryGroupAndRefusesTwice(t *testing.T) {
 			}
 			if _, err := seed.Run(ctx, store, seed.Options{People: 30}); err == nil {
 				t.Error("a second seed of the same partition succeeded")
+			}
+			// Too few people is refused before anything is written; the fewest allowed give every
+			// organization its classes, enrolments and registrations.
+			few, _ := db.Store(pFew)
+			if _, err := seed.Run(ctx, few, seed.Options{People: seed.MinPeople - 1}); err == nil || !strings.Contains(err.Error(), "too few") {
+				t.Errorf("seeding %d people: %v, want too few", seed.MinPeople-1, err)
+			}
+			if n, err := few.Count(ctx, reg.MustByName("Organization"), engine.Query{}); err != nil || n != 0 {
+				t.Errorf("a refused seed wrote %d organizations (%v)", n, err)
+			}
+			sum, err = seed.Run(ctx, few, seed.Options{People: seed.MinPeople})
+			if err != nil {
+				t.Fatalf("seeding %d people: %v", seed.MinPeople, err)
+			}
+			if sum["Person"] != seed.MinPeople || sum["Event"] == 0 || sum["Registration"] == 0 {
+				t.Errorf("seeding %d people: summary %v", seed.MinPeople, sum)
 			}
 		})
 	}
