@@ -128,6 +128,7 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"load", "--database", data, "--partition", "e01", good}, code: 2, says: "--resource is required"},
 		{args: []string{"load", "--database", data, "--partition", "e01", "--resource", "User"}, code: 2, says: "usage: credo load"},
 		{args: []string{"seed", "--database", data, "--partition", "e01", "--rows", "2"}, code: 2, says: "--rows must be at least 3"},
+		{args: []string{"seed", "--database", data, "--partition", "e01", "--partition-database", "e01=postgres://127.0.0.1:1/x"}, code: 2, says: "SQLite and PostgreSQL at once"},
 		{args: []string{"secret"}, code: 2, says: "create, list or revoke"},
 		{args: []string{"secret", "rotate"}, code: 2, says: "unknown command"},
 		{args: []string{"secret", "revoke", "--database", data, "--partition", "e01"}, code: 2, says: "usage: credo secret revoke"},

@@ -119,5 +119,12 @@ func (c *config) placed() (map[string]string, error) {
 		return nil, usageErrorf("--partition-database places %s, not among the partitions (%s)",
 			strings.Join(unknown, ", "), strings.Join(names, ", "))
 	}
+	sqlite := strings.HasPrefix(c.Database, "sqlite:")
+	for p, url := range out {
+		if strings.HasPrefix(url, "sqlite:") != sqlite {
+			return nil, usageErrorf("--partition-database %s=%s: partitions cannot be on SQLite and PostgreSQL at once (--database is %s)",
+				p, engine.Redact(url), engine.Redact(c.Database))
+		}
+	}
 	return out, nil
 }
