@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/cors"
 
+	"credo/handlers/idempotency"
 	"credo/handlers/observe"
 )
 
@@ -26,9 +27,9 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		AllowedOrigins: s.CORSOrigins,
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 			http.MethodPatch, http.MethodDelete},
-		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", observe.RequestIDHeader},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", observe.RequestIDHeader, idempotency.KeyHeader},
 		ExposedHeaders: []string{observe.RequestIDHeader, "X-Query-Pagination", "Location", "Content-Disposition",
-			"WWW-Authenticate", "Allow"},
+			"WWW-Authenticate", "Allow", "Retry-After", idempotency.ReplayedHeader},
 		MaxAge: corsMaxAge,
 	})
 	h := c.Handler(next)

@@ -11,6 +11,7 @@ import (
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers/apidocs"
+	"credo/handlers/idempotency"
 	"credo/handlers/observe"
 	"credo/handlers/route"
 )
@@ -59,7 +60,8 @@ func (s *Server) OpenAPI() obj {
 			"schemas":    d.schemas,
 			"parameters": sharedParams(),
 			"responses":  responses,
-			"headers":    obj{"X-Query-Pagination": paginationHeader(), requestIDHeader: requestIDHeaderJSON()},
+			"headers": obj{"X-Query-Pagination": paginationHeader(), requestIDHeader: requestIDHeaderJSON(),
+				idempotency.ReplayedHeader: replayedHeader()},
 			"securitySchemes": obj{
 				"bearer": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 					"description": "An access token from security/tokens/generate. Version-1 routes also take a client secret here."},
@@ -252,6 +254,9 @@ func (d *document) route(m route.Route) {
 	if m.Body != nil {
 		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
+	if m.Idempotent {
+		errs = append(errs, markIdempotent(op, resp)...)
+	}
 	if !v1 {
 		errs = append(errs, http.StatusNotFound)
 	}
@@ -325,6 +330,8 @@ var problemNames = map[int]string{
 	http.StatusForbidden:             "Forbidden",
 	http.StatusNotFound:              "NotFound",
 	http.StatusNotAcceptable:         "NotAcceptable",
+	http.StatusConflict:              "IdempotencyKeyInFlight",
+	http.StatusUnprocessableEntity:   "IdempotencyKeyReused",
 	http.StatusRequestEntityTooLarge: "ContentTooLarge",
 	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
 	http.StatusTooManyRequests:       "TooManyRequests",
@@ -335,11 +342,15 @@ var problemNames = map[int]string{
 func problemResponses() obj {
 	problem := obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}}
 	desc := map[int]string{
-		http.StatusBadRequest:            "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
-		http.StatusUnauthorized:          "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
-		http.StatusForbidden:             "The credential is valid but does not carry the permission the operation needs.",
-		http.StatusNotFound:              "No such partition, record or resource (a malformed identifier in the path is a 404 too).",
-		http.StatusNotAcceptable:         "`Accept` names no media type the operation answers in.",
+		http.StatusBadRequest:    "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
+		http.StatusUnauthorized:  "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
+		http.StatusForbidden:     "The credential is valid but does not carry the permission the operation needs.",
+		http.StatusNotFound:      "No such partition, record or resource (a malformed identifier in the path is a 404 too).",
+		http.StatusNotAcceptable: "`Accept` names no media type the operation answers in.",
+		http.StatusConflict: "A request with the same `Idempotency-Key` is still being answered; retry after `Retry-After` " +
+			"seconds to get its answer.",
+		http.StatusUnprocessableEntity: "The `Idempotency-Key` was first used with another request (method, path or body); " +
+			"a new request needs a new key.",
 		http.StatusRequestEntityTooLarge: "The body is larger than the operation takes (1 MiB; people import 32 MiB; security operations 64 KiB).",
 		http.StatusUnsupportedMediaType:  "`Content-Type` is not JSON.",
 		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",
@@ -354,7 +365,7 @@ func problemResponses() obj {
 		case http.StatusUnauthorized:
 			r["headers"] = obj{"WWW-Authenticate": obj{"required": true, "description": "The scheme to authenticate with.",
 				"schema": obj{"type": "string", "examples": []string{`Bearer realm="credo"`}}}}
-		case http.StatusTooManyRequests:
+		case http.StatusTooManyRequests, http.StatusConflict:
 			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before the next attempt.",
 				"schema": obj{"type": "integer", "minimum": 0}}}
 		case http.StatusServiceUnavailable:

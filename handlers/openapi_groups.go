@@ -75,6 +75,9 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 				"schema": obj{"type": "string", "format": "uri-reference"}}},
 			"content": obj{"application/json": obj{"schema": ref(r.Name)}}}
 		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+		o["parameters"] = params
+		errs = append(errs, markIdempotent(o, resp)...)
+		params = o["parameters"].([]any)
 	case engine.OpUpdate, engine.OpPatch:
 		schema := ref(r.Name + "Input")
 		content := obj{"application/json": obj{"schema": schema}}
@@ -181,6 +184,7 @@ func sharedParams() obj {
 	for _, name := range []string{"Page", "Take", "Sort", "Includes", "Excludes", "Format"} {
 		out[name] = pagingParam(name)
 	}
+	out[idempotencyParamName] = idempotencyParam()
 	for _, name := range originNames {
 		t := engine.TypeString
 		switch name {

@@ -33,6 +33,12 @@ they exchange against it.
 - **Request ids.** Every answer carries ` + "`X-Request-Id`" + `: the id sent in that header (1 to 128
   printable ASCII characters without spaces), or one credo made. Problem documents repeat it as
   ` + "`RequestId`" + `; quote it when reporting a problem.
+- **Retries.** Creates (` + "`POST`" + ` on a record group) and the version-1 registration commands take
+  an ` + "`Idempotency-Key`" + ` header (IETF draft httpapi-idempotency-key-header): the first answer to a
+  key (not a 5xx) is kept for 24 hours for the caller that sent it, and a retry with the same
+  key, method, path and body gets it again with ` + "`Idempotent-Replayed: true`" + ` without the work
+  being done twice, on any server. The key with another request is a 422; a retry while the first
+  request is still being answered is a 409 with ` + "`Retry-After`" + `.
 - **Unavailable database.** An operation that needs the partition's database answers 503 with
   ` + "`Retry-After`" + ` when the database cannot be reached, does not answer in time or refuses
   connections; retrying later may succeed.

@@ -16,6 +16,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/idempotency"
 	"credo/handlers/observe"
 	"credo/handlers/problem"
 	"credo/handlers/route"
@@ -56,6 +57,9 @@ type Server struct {
 	// CORSOrigins are the origins whose browser scripts may call the API (see cors.go); none
 	// means no CORS headers at all.
 	CORSOrigins []string
+	// Idempotency keeps the answers of creates sent with an Idempotency-Key; nil means one
+	// on the real clock (its purge is the caller's to run).
+	Idempotency *idempotency.Keeper
 
 	draining atomic.Bool
 }
@@ -114,6 +118,9 @@ func (s *Server) Handler() (http.Handler, error) {
 	if s.Observer == nil {
 		s.Observer = observe.New(observe.Options{})
 	}
+	if s.Idempotency == nil {
+		s.Idempotency = idempotency.New(idempotency.Config{})
+	}
 	root := mux.NewRouter().SkipClean(true)
 	root.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
@@ -144,7 +151,11 @@ func (s *Server) Handler() (http.Handler, error) {
 				allowed[path] = nil
 			}
 			if r.Offers(op) {
-				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], h.handler(op)))
+				serve := h.handler(op)
+				if op == engine.OpCreate {
+					serve = s.Idempotency.Wrap(idempotency.FromContext, MaxBodyBytes, serve)
+				}
+				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], serve))
 			} else if op == engine.OpCount || op == engine.OpSearch {
 				v2.handle(path, methodNotAllowed(nil)) // before the item routes take it for an id
 			}

@@ -12,6 +12,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/idempotency"
 	"credo/handlers/limit"
 	"credo/handlers/observe"
 	"credo/handlers/problem"
@@ -35,6 +36,9 @@ type Deps struct {
 	// Limits bound the anonymous partner callback per client address (limit.Callback); nil
 	// means limit.Defaults.
 	Limits *limit.Set
+	// Idempotency keeps the answers of the commands sent with an Idempotency-Key (the routes
+	// marked Idempotent); nil means one on Now.
+	Idempotency *idempotency.Keeper
 }
 
 // Authorizer decides whether a caller may use a permission flag (Need) on a permission object
@@ -50,6 +54,7 @@ type api struct {
 	authz        Authorizer
 	clock        func() time.Time
 	limits       *limit.Set
+	keeper       *idempotency.Keeper
 	t            tables
 	sql          fragments
 }
@@ -70,6 +75,9 @@ func Routes(r *mux.Router, deps Deps) {
 	for _, rt := range a.routes() {
 		if err := checkAccess(rt); err != nil {
 			panic(err)
+		}
+		if rt.Idempotent {
+			rt.Handler = a.keeper.Wrap(a.storeOf, MaxBodyBytes, rt.Handler)
 		}
 		h := rt.Handler
 		if rt.Access != route.Public {
@@ -127,9 +135,13 @@ func newAPI(deps Deps) *api {
 	if deps.Authenticate == nil || deps.Authz == nil {
 		panic("legacy: Deps.Authenticate and Deps.Authz are required: version 1 is never served without authentication and permission checks")
 	}
-	a := &api{store: deps.Store, authenticate: deps.Authenticate, authz: deps.Authz, clock: deps.Now, limits: deps.Limits}
+	a := &api{store: deps.Store, authenticate: deps.Authenticate, authz: deps.Authz, clock: deps.Now, limits: deps.Limits,
+		keeper: deps.Idempotency}
 	if a.clock == nil {
 		a.clock = time.Now
+	}
+	if a.keeper == nil {
+		a.keeper = idempotency.New(idempotency.Config{Now: a.clock})
 	}
 	if a.limits == nil {
 		a.limits = limit.Default()
@@ -183,6 +195,9 @@ func (a *api) inPartition(h problem.HandlerFunc) problem.HandlerFunc {
 		return h(w, r)
 	}
 }
+
+// storeOf is the store of every version-1 request: the API's partition.
+func (a *api) storeOf(*http.Request) *engine.Store { return a.store }
 
 // caller returns the authenticated principal of a protected route.
 func caller(r *http.Request) *auth.Principal { return auth.FromContext(r.Context()) }

@@ -52,8 +52,8 @@ func (a *api) routes() []route.Route {
 	command := func(name, summary, description string, body *route.Body, answer []route.Response, h func(http.ResponseWriter, *http.Request) error) route.Route {
 		return protected(RegistrationsObject, auth.Execute, route.Route{Method: http.MethodPost, Path: reg + "/commands/" + name, Tag: "registrations",
 			Summary: summary, Description: description, Params: []route.Param{regParam}, Body: body, Responses: answer,
-			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
-			Handler: h})
+			Errors:     []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
+			Idempotent: true, Handler: h})
 	}
 	reason := object(route.Property{Name: "Reason", Schema: route.String("Why.").OrNull()})
 	return []route.Route{

@@ -16,6 +16,7 @@ import (
 	"github.com/oapi-codegen/nullable"
 
 	"credo/engine"
+	"credo/handlers/idempotency"
 	"credo/internal/apiclient"
 	"credo/internal/testenv"
 )
@@ -105,8 +106,22 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 	want := rt.sample(r, 1)
 	var created map[string]any
 	if r.Offers(engine.OpCreate) {
-		res := rt.call(t, "Create"+r.Name+"WithResponse", ctx, rt.partition, typed(t, rt.method(t, "Create"+r.Name+"WithResponse").Type().In(2), want))
+		// With an Idempotency-Key, which the generated client sends from its params: the
+		// retry gets the first answer, marked replayed.
+		name := "Create" + r.Name + "WithResponse"
+		create := rt.method(t, name).Type()
+		params := reflect.New(create.In(2).Elem())
+		key := "round trip " + r.Name
+		params.Elem().FieldByName("IdempotencyKey").Set(reflect.ValueOf(&key))
+		body := typed(t, create.In(3), want)
+		res := rt.call(t, name, ctx, rt.partition, params.Interface(), body)
 		created = rt.expect(t, "create", res, http.StatusCreated, "JSON201")
+		again := rt.call(t, name, ctx, rt.partition, params.Interface(), body)
+		rt.expect(t, "create retried", again, http.StatusCreated, "JSON201")
+		if replayed := again.Elem().FieldByName("HTTPResponse").Interface().(*http.Response).Header.Get(idempotency.ReplayedHeader); replayed != "true" ||
+			!bytes.Equal(again.Elem().FieldByName("Body").Bytes(), res.Elem().FieldByName("Body").Bytes()) {
+			t.Errorf("create retried with its key: %s %q, not the first answer replayed", idempotency.ReplayedHeader, replayed)
+		}
 	} else {
 		st, _ := rt.db.Store(rt.partition)
 		b, _ := json.Marshal(want)

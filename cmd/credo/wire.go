@@ -12,6 +12,7 @@ import (
 	"credo/handlers"
 	"credo/handlers/compliance"
 	"credo/handlers/gradebook"
+	"credo/handlers/idempotency"
 	"credo/handlers/people"
 	"credo/handlers/platform"
 	"credo/handlers/route"
@@ -70,13 +71,16 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	}
 	srv.Auth, srv.Authz = sec.Authenticator(), sec.Authorizer()
 	srv.Modules = modules(cfg, sec, srv.Endpoints)
+	// One keeper for both APIs: an Idempotency-Key is the caller's, whichever API it calls.
+	srv.Idempotency = idempotency.New(idempotency.Config{})
 	v1, _ := srv.Database.Store(cfg.V1Partition)
 	srv.Mounted = legacy.Describe()
 	srv.Root = func(r *mux.Router) {
 		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Authz: srv.Authz,
-			Now: time.Now, Limits: cfg.Limits})
+			Now: time.Now, Limits: cfg.Limits, Idempotency: srv.Idempotency})
 	}
 	go gradebook.RunCleanup(ctx, srv.Database, gradebook.Config{}, exportCleanupEvery)
 	go sec.RunPurge(ctx, security.PurgeEvery)
+	go srv.Idempotency.RunPurge(ctx, srv.Database, idempotency.PurgeEvery)
 	return nil
 }

@@ -61,3 +61,19 @@ func Imported(ctx context.Context, outcome string, rows int, start time.Time) {
 		o.importTime.WithLabelValues(outcome).Observe(since(start))
 	}
 }
+
+// The outcomes of a request with an Idempotency-Key that Idempotency counts.
+const (
+	IdempotencyStored    = "stored"     // the first request: answered and its answer kept
+	IdempotencyReplayed  = "replayed"   // a retry answered with the kept answer
+	IdempotencyInFlight  = "in_flight"  // a retry while the first request was still running (409)
+	IdempotencyMismatch  = "mismatch"   // the key with another request (422)
+	IdempotencyNotStored = "not_stored" // answered, but not kept: a 5xx, or the key lost its lease
+)
+
+// Idempotency counts a request with an Idempotency-Key by its outcome.
+func Idempotency(ctx context.Context, outcome string) {
+	if o := observerOf(From(ctx)); o != nil {
+		o.idempotency.WithLabelValues(outcome).Inc()
+	}
+}

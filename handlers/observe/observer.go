@@ -37,6 +37,7 @@ type Observer struct {
 	exportTime   *prometheus.HistogramVec
 	importRows   *prometheus.HistogramVec
 	importTime   *prometheus.HistogramVec
+	idempotency  *prometheus.CounterVec
 
 	routesMu  sync.RWMutex
 	routes    map[string]*Route
@@ -57,6 +58,7 @@ const (
 	MetricExportTime   = "credo_gradebook_export_duration_seconds"
 	MetricImportRows   = "credo_people_import_rows"
 	MetricImportTime   = "credo_people_import_duration_seconds"
+	MetricIdempotency  = "credo_idempotency_requests_total"
 )
 
 // New returns an Observer registering its metrics with opts.Registerer.
@@ -90,12 +92,15 @@ func New(opts Options) *Observer {
 		importTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricImportTime,
 			Help: "Time to check and write a people import, by outcome.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)},
 			[]string{"outcome"}),
+		idempotency: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricIdempotency,
+			Help: "Requests that carried an Idempotency-Key, by outcome (stored, replayed, in_flight, mismatch, not_stored)."},
+			[]string{"outcome"}),
 		routes: map[string]*Route{},
 	}
 	o.unmatched = o.Route(Unmatched)
 	if opts.Registerer != nil {
 		opts.Registerer.MustRegister(o.requests, o.duration, o.inFlight, o.panics, o.authFailures, o.tokens,
-			o.exportBytes, o.exportTime, o.importRows, o.importTime)
+			o.exportBytes, o.exportTime, o.importRows, o.importTime, o.idempotency)
 	}
 	return o
 }

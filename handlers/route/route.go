@@ -56,6 +56,10 @@ type Route struct {
 	// route has (400, 500; 404 for an unknown partition; 401 and 403 by Access), e.g. 404 for
 	// a missing record, 406, 413, 415, 429, 503.
 	Errors []int
+	// Idempotent says that the route honours Idempotency-Key (handlers/idempotency): the
+	// server that mounts it wraps Handler with the keeper, and the document describes the
+	// header, the 409 and 422 it adds, and Idempotent-Replayed.
+	Idempotent bool
 	// Handler serves the route; the partition's store is in the request context (engine.StoreFrom)
 	// and the caller in auth.FromContext.
 	Handler problem.HandlerFunc

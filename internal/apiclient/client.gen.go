@@ -1411,6 +1411,9 @@ type Excludes = string
 // Format defines model for Format.
 type Format string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // Includes defines model for Includes.
 type Includes = string
 
@@ -1455,6 +1458,12 @@ type ContentTooLarge = Problem
 
 // Forbidden An RFC 9457 problem document with PascalCase members.
 type Forbidden = Problem
+
+// IdempotencyKeyInFlight An RFC 9457 problem document with PascalCase members.
+type IdempotencyKeyInFlight = Problem
+
+// IdempotencyKeyReused An RFC 9457 problem document with PascalCase members.
+type IdempotencyKeyReused = Problem
 
 // InternalServerError An RFC 9457 problem document with PascalCase members.
 type InternalServerError = Problem
@@ -1574,10 +1583,22 @@ type PostApiRegistrationsRegistrationCommandsCancelJSONBody struct {
 	Reason nullable.Nullable[string] `json:"Reason,omitempty"`
 }
 
+// PostApiRegistrationsRegistrationCommandsCancelParams defines parameters for PostApiRegistrationsRegistrationCommandsCancel.
+type PostApiRegistrationsRegistrationCommandsCancelParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsChangeAssessment.
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody struct {
 	// Assessment The form code of a published, non-bilingual form.
 	Assessment nullable.Nullable[string] `json:"Assessment,omitempty"`
+}
+
+// PostApiRegistrationsRegistrationCommandsChangeAssessmentParams defines parameters for PostApiRegistrationsRegistrationCommandsChangeAssessment.
+type PostApiRegistrationsRegistrationCommandsChangeAssessmentParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsGrantAccommodation.
@@ -1590,6 +1611,12 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody struct {
 
 	// Type Identifies the kind of accommodation; required and not blank.
 	Type nullable.Nullable[string] `json:"Type,omitempty"`
+}
+
+// PostApiRegistrationsRegistrationCommandsGrantAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsGrantAccommodation.
+type PostApiRegistrationsRegistrationCommandsGrantAccommodationParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsRegisterLax.
@@ -1628,10 +1655,22 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody struct {
 	LearnerRegistrantType nullable.Nullable[string]             `json:"LearnerRegistrantType,omitempty"`
 }
 
+// PostApiRegistrationsRegistrationCommandsRegisterLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsRegisterLax.
+type PostApiRegistrationsRegistrationCommandsRegisterLaxParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsRevokeAccommodation.
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody struct {
 	// Type Required.
 	Type nullable.Nullable[string] `json:"Type,omitempty"`
+}
+
+// PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsRevokeAccommodation.
+type PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsTransferLax.
@@ -1661,6 +1700,12 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody struct {
 
 	// Reason Why.
 	Reason nullable.Nullable[string] `json:"Reason,omitempty"`
+}
+
+// PostApiRegistrationsRegistrationCommandsTransferLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsTransferLax.
+type PostApiRegistrationsRegistrationCommandsTransferLaxParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ComplianceSummariesJSONBody defines parameters for ComplianceSummaries.
@@ -3439,6 +3484,12 @@ type ListPlatformActionParams struct {
 // ListPlatformActionParamsFormat defines parameters for ListPlatformAction.
 type ListPlatformActionParamsFormat string
 
+// CreatePlatformActionParams defines parameters for CreatePlatformAction.
+type CreatePlatformActionParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CountPlatformActionParams defines parameters for CountPlatformAction.
 type CountPlatformActionParams struct {
 	// Identifier Only the record whose ActionIdentifier is this.
@@ -3666,6 +3717,12 @@ type ListPartitionFieldParams struct {
 
 // ListPartitionFieldParamsFormat defines parameters for ListPartitionField.
 type ListPartitionFieldParamsFormat string
+
+// CreatePartitionFieldParams defines parameters for CreatePartitionField.
+type CreatePartitionFieldParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // CountPartitionFieldParams defines parameters for CountPartitionField.
 type CountPartitionFieldParams struct {
@@ -4575,6 +4632,12 @@ type ListPermissionParams struct {
 // ListPermissionParamsFormat defines parameters for ListPermission.
 type ListPermissionParamsFormat string
 
+// CreatePermissionParams defines parameters for CreatePermission.
+type CreatePermissionParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CountPermissionParams defines parameters for CountPermission.
 type CountPermissionParams struct {
 	// Identifier Only the record whose PermissionIdentifier is this.
@@ -4983,6 +5046,12 @@ type ListUserCommentParams struct {
 // ListUserCommentParamsFormat defines parameters for ListUserComment.
 type ListUserCommentParamsFormat string
 
+// CreateUserCommentParams defines parameters for CreateUserComment.
+type CreateUserCommentParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CountUserCommentParams defines parameters for CountUserComment.
 type CountUserCommentParams struct {
 	// Identifier Only the record whose CommentIdentifier is this.
@@ -5327,6 +5396,12 @@ type ListUserFieldParams struct {
 
 // ListUserFieldParamsFormat defines parameters for ListUserField.
 type ListUserFieldParamsFormat string
+
+// CreateUserFieldParams defines parameters for CreateUserField.
+type CreateUserFieldParams struct {
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // CountUserFieldParams defines parameters for CountUserField.
 type CountUserFieldParams struct {
@@ -6093,7 +6168,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsCancel Cancel a registration.
 	//
@@ -6102,7 +6177,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody Assign another assessment form, by form code.
 	//
@@ -6111,7 +6186,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsChangeAssessment Assign another assessment form, by form code.
 	//
@@ -6120,7 +6195,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
@@ -6129,7 +6204,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsGrantAccommodation Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
@@ -6138,7 +6213,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody Register a learner on the event found by venue and start, creating the event when none matches.
 	//
@@ -6149,7 +6224,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsRegisterLax Register a learner on the event found by venue and start, creating the event when none matches.
 	//
@@ -6160,7 +6235,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
@@ -6169,7 +6244,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsRevokeAccommodation Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
@@ -6178,7 +6253,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsTransferLaxWithBody Move a registration to the event found by venue and start, creating the event when none matches.
 	//
@@ -6189,7 +6264,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiRegistrationsRegistrationCommandsTransferLax Move a registration to the event found by venue and start, creating the event when none matches.
 	//
@@ -6200,7 +6275,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ComplianceSummariesWithBody Compliance status counts and scores per department, learner and measurement.
 	//
@@ -6516,7 +6591,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-	CreatePlatformActionWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePlatformActionWithBody(ctx context.Context, partition Partition, params *CreatePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePlatformAction Create a PlatformAction.
 	//
@@ -6525,7 +6600,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-	CreatePlatformAction(ctx context.Context, partition Partition, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePlatformAction(ctx context.Context, partition Partition, params *CreatePlatformActionParams, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountPlatformAction Count PlatformAction records matching the filters.
 	//
@@ -6631,7 +6706,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-	CreatePartitionFieldWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePartitionFieldWithBody(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePartitionField Create a PartitionField.
 	//
@@ -6640,7 +6715,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-	CreatePartitionField(ctx context.Context, partition Partition, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePartitionField(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountPartitionField Count PartitionField records matching the filters.
 	//
@@ -6869,7 +6944,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-	CreatePermissionWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePermissionWithBody(ctx context.Context, partition Partition, params *CreatePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePermission Create a Permission.
 	//
@@ -6878,7 +6953,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-	CreatePermission(ctx context.Context, partition Partition, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePermission(ctx context.Context, partition Partition, params *CreatePermissionParams, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountPermission Count Permission records matching the filters.
 	//
@@ -7051,7 +7126,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-	CreateUserCommentWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateUserCommentWithBody(ctx context.Context, partition Partition, params *CreateUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUserComment Create a UserComment.
 	//
@@ -7060,7 +7135,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-	CreateUserComment(ctx context.Context, partition Partition, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateUserComment(ctx context.Context, partition Partition, params *CreateUserCommentParams, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountUserComment Count UserComment records matching the filters.
 	//
@@ -7191,7 +7266,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-	CreateUserFieldWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateUserFieldWithBody(ctx context.Context, partition Partition, params *CreateUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUserField Create a UserField.
 	//
@@ -7200,7 +7275,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-	CreateUserField(ctx context.Context, partition Partition, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateUserField(ctx context.Context, partition Partition, params *CreateUserFieldParams, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountUserField Count UserField records matching the filters.
 	//
@@ -7608,8 +7683,8 @@ func (c *Client) V1GetRegistration(ctx context.Context, registration openapi_typ
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7627,8 +7702,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx cont
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7646,8 +7721,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsCancel(ctx context.Cont
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7665,8 +7740,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBod
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7684,8 +7759,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx co
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7703,8 +7778,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithB
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7724,8 +7799,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7745,8 +7820,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7764,8 +7839,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7783,8 +7858,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWith
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7804,8 +7879,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(c.Server, registration, contentType, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7825,8 +7900,8 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(c.Server, registration, body)
+func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8561,8 +8636,8 @@ func (c *Client) ListPlatformAction(ctx context.Context, partition Partition, pa
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-func (c *Client) CreatePlatformActionWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePlatformActionRequestWithBody(c.Server, partition, contentType, body)
+func (c *Client) CreatePlatformActionWithBody(ctx context.Context, partition Partition, params *CreatePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlatformActionRequestWithBody(c.Server, partition, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8580,8 +8655,8 @@ func (c *Client) CreatePlatformActionWithBody(ctx context.Context, partition Par
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-func (c *Client) CreatePlatformAction(ctx context.Context, partition Partition, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePlatformActionRequest(c.Server, partition, body)
+func (c *Client) CreatePlatformAction(ctx context.Context, partition Partition, params *CreatePlatformActionParams, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlatformActionRequest(c.Server, partition, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8826,8 +8901,8 @@ func (c *Client) ListPartitionField(ctx context.Context, partition Partition, pa
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-func (c *Client) CreatePartitionFieldWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePartitionFieldRequestWithBody(c.Server, partition, contentType, body)
+func (c *Client) CreatePartitionFieldWithBody(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePartitionFieldRequestWithBody(c.Server, partition, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8845,8 +8920,8 @@ func (c *Client) CreatePartitionFieldWithBody(ctx context.Context, partition Par
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-func (c *Client) CreatePartitionField(ctx context.Context, partition Partition, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePartitionFieldRequest(c.Server, partition, body)
+func (c *Client) CreatePartitionField(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePartitionFieldRequest(c.Server, partition, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9384,8 +9459,8 @@ func (c *Client) ListPermission(ctx context.Context, partition Partition, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-func (c *Client) CreatePermissionWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePermissionRequestWithBody(c.Server, partition, contentType, body)
+func (c *Client) CreatePermissionWithBody(ctx context.Context, partition Partition, params *CreatePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePermissionRequestWithBody(c.Server, partition, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9403,8 +9478,8 @@ func (c *Client) CreatePermissionWithBody(ctx context.Context, partition Partiti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-func (c *Client) CreatePermission(ctx context.Context, partition Partition, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePermissionRequest(c.Server, partition, body)
+func (c *Client) CreatePermission(ctx context.Context, partition Partition, params *CreatePermissionParams, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePermissionRequest(c.Server, partition, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9806,8 +9881,8 @@ func (c *Client) ListUserComment(ctx context.Context, partition Partition, param
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-func (c *Client) CreateUserCommentWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateUserCommentRequestWithBody(c.Server, partition, contentType, body)
+func (c *Client) CreateUserCommentWithBody(ctx context.Context, partition Partition, params *CreateUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUserCommentRequestWithBody(c.Server, partition, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9825,8 +9900,8 @@ func (c *Client) CreateUserCommentWithBody(ctx context.Context, partition Partit
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-func (c *Client) CreateUserComment(ctx context.Context, partition Partition, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateUserCommentRequest(c.Server, partition, body)
+func (c *Client) CreateUserComment(ctx context.Context, partition Partition, params *CreateUserCommentParams, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUserCommentRequest(c.Server, partition, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10126,8 +10201,8 @@ func (c *Client) ListUserField(ctx context.Context, partition Partition, params 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-func (c *Client) CreateUserFieldWithBody(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateUserFieldRequestWithBody(c.Server, partition, contentType, body)
+func (c *Client) CreateUserFieldWithBody(ctx context.Context, partition Partition, params *CreateUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUserFieldRequestWithBody(c.Server, partition, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10145,8 +10220,8 @@ func (c *Client) CreateUserFieldWithBody(ctx context.Context, partition Partitio
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-func (c *Client) CreateUserField(ctx context.Context, partition Partition, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateUserFieldRequest(c.Server, partition, body)
+func (c *Client) CreateUserField(ctx context.Context, partition Partition, params *CreateUserFieldParams, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUserFieldRequest(c.Server, partition, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10863,18 +10938,18 @@ func NewV1GetRegistrationRequest(server string, registration openapi_types.UUID)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsCancelRequest calls the generic PostApiRegistrationsRegistrationCommandsCancel builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsCancelRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsCancelRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsCancel method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10906,22 +10981,37 @@ func NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server str
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest calls the generic PostApiRegistrationsRegistrationCommandsChangeAssessment builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsChangeAssessment method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10953,22 +11043,37 @@ func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest calls the generic PostApiRegistrationsRegistrationCommandsGrantAccommodation builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsGrantAccommodation method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11000,22 +11105,37 @@ func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBod
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest calls the generic PostApiRegistrationsRegistrationCommandsRegisterLax builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsRegisterLax method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11047,22 +11167,37 @@ func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(serve
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest calls the generic PostApiRegistrationsRegistrationCommandsRevokeAccommodation builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsRevokeAccommodation method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11094,22 +11229,37 @@ func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBo
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest calls the generic PostApiRegistrationsRegistrationCommandsTransferLax builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(server string, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server, registration, "application/json", bodyReader)
+	return NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
 // NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsTransferLax method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server string, registration openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11140,6 +11290,21 @@ func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(serve
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19371,18 +19536,18 @@ func NewListPlatformActionRequest(server string, partition Partition, params *Li
 }
 
 // NewCreatePlatformActionRequest calls the generic CreatePlatformAction builder with application/json body
-func NewCreatePlatformActionRequest(server string, partition Partition, body CreatePlatformActionJSONRequestBody) (*http.Request, error) {
+func NewCreatePlatformActionRequest(server string, partition Partition, params *CreatePlatformActionParams, body CreatePlatformActionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreatePlatformActionRequestWithBody(server, partition, "application/json", bodyReader)
+	return NewCreatePlatformActionRequestWithBody(server, partition, params, "application/json", bodyReader)
 }
 
 // NewCreatePlatformActionRequestWithBody constructs an http.Request for the CreatePlatformAction method, with any body, and a specified content type
-func NewCreatePlatformActionRequestWithBody(server string, partition Partition, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreatePlatformActionRequestWithBody(server string, partition Partition, params *CreatePlatformActionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -19413,6 +19578,21 @@ func NewCreatePlatformActionRequestWithBody(server string, partition Partition, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -20681,18 +20861,18 @@ func NewListPartitionFieldRequest(server string, partition Partition, params *Li
 }
 
 // NewCreatePartitionFieldRequest calls the generic CreatePartitionField builder with application/json body
-func NewCreatePartitionFieldRequest(server string, partition Partition, body CreatePartitionFieldJSONRequestBody) (*http.Request, error) {
+func NewCreatePartitionFieldRequest(server string, partition Partition, params *CreatePartitionFieldParams, body CreatePartitionFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreatePartitionFieldRequestWithBody(server, partition, "application/json", bodyReader)
+	return NewCreatePartitionFieldRequestWithBody(server, partition, params, "application/json", bodyReader)
 }
 
 // NewCreatePartitionFieldRequestWithBody constructs an http.Request for the CreatePartitionField method, with any body, and a specified content type
-func NewCreatePartitionFieldRequestWithBody(server string, partition Partition, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreatePartitionFieldRequestWithBody(server string, partition Partition, params *CreatePartitionFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20723,6 +20903,21 @@ func NewCreatePartitionFieldRequestWithBody(server string, partition Partition, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -25179,18 +25374,18 @@ func NewListPermissionRequest(server string, partition Partition, params *ListPe
 }
 
 // NewCreatePermissionRequest calls the generic CreatePermission builder with application/json body
-func NewCreatePermissionRequest(server string, partition Partition, body CreatePermissionJSONRequestBody) (*http.Request, error) {
+func NewCreatePermissionRequest(server string, partition Partition, params *CreatePermissionParams, body CreatePermissionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreatePermissionRequestWithBody(server, partition, "application/json", bodyReader)
+	return NewCreatePermissionRequestWithBody(server, partition, params, "application/json", bodyReader)
 }
 
 // NewCreatePermissionRequestWithBody constructs an http.Request for the CreatePermission method, with any body, and a specified content type
-func NewCreatePermissionRequestWithBody(server string, partition Partition, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreatePermissionRequestWithBody(server string, partition Partition, params *CreatePermissionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -25221,6 +25416,21 @@ func NewCreatePermissionRequestWithBody(server string, partition Partition, cont
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -27364,18 +27574,18 @@ func NewListUserCommentRequest(server string, partition Partition, params *ListU
 }
 
 // NewCreateUserCommentRequest calls the generic CreateUserComment builder with application/json body
-func NewCreateUserCommentRequest(server string, partition Partition, body CreateUserCommentJSONRequestBody) (*http.Request, error) {
+func NewCreateUserCommentRequest(server string, partition Partition, params *CreateUserCommentParams, body CreateUserCommentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateUserCommentRequestWithBody(server, partition, "application/json", bodyReader)
+	return NewCreateUserCommentRequestWithBody(server, partition, params, "application/json", bodyReader)
 }
 
 // NewCreateUserCommentRequestWithBody constructs an http.Request for the CreateUserComment method, with any body, and a specified content type
-func NewCreateUserCommentRequestWithBody(server string, partition Partition, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateUserCommentRequestWithBody(server string, partition Partition, params *CreateUserCommentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -27406,6 +27616,21 @@ func NewCreateUserCommentRequestWithBody(server string, partition Partition, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -29309,18 +29534,18 @@ func NewListUserFieldRequest(server string, partition Partition, params *ListUse
 }
 
 // NewCreateUserFieldRequest calls the generic CreateUserField builder with application/json body
-func NewCreateUserFieldRequest(server string, partition Partition, body CreateUserFieldJSONRequestBody) (*http.Request, error) {
+func NewCreateUserFieldRequest(server string, partition Partition, params *CreateUserFieldParams, body CreateUserFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateUserFieldRequestWithBody(server, partition, "application/json", bodyReader)
+	return NewCreateUserFieldRequestWithBody(server, partition, params, "application/json", bodyReader)
 }
 
 // NewCreateUserFieldRequestWithBody constructs an http.Request for the CreateUserField method, with any body, and a specified content type
-func NewCreateUserFieldRequestWithBody(server string, partition Partition, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateUserFieldRequestWithBody(server string, partition Partition, params *CreateUserFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -29351,6 +29576,21 @@ func NewCreateUserFieldRequestWithBody(server string, partition Partition, conte
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -31464,7 +31704,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
+	PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsCancelWithResponse Cancel a registration.
 	//
@@ -31473,7 +31713,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
+	PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse Assign another assessment form, by form code.
 	//
@@ -31482,7 +31722,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
+	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse Assign another assessment form, by form code.
 	//
@@ -31491,7 +31731,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
+	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
@@ -31500,7 +31740,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
+	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
@@ -31509,7 +31749,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
+	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 	//
@@ -31520,7 +31760,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
+	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 	//
@@ -31531,7 +31771,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
+	PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
@@ -31540,7 +31780,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
+	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
@@ -31549,7 +31789,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
+	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 	//
@@ -31560,7 +31800,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
+	PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
 
 	// PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 	//
@@ -31571,7 +31811,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
+	PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
 
 	// ComplianceSummariesWithBodyWithResponse Compliance status counts and scores per department, learner and measurement.
 	//
@@ -31951,7 +32191,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-	CreatePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error)
+	CreatePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error)
 
 	// CreatePlatformActionWithResponse Create a PlatformAction.
 	//
@@ -31960,7 +32200,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-	CreatePlatformActionWithResponse(ctx context.Context, partition Partition, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error)
+	CreatePlatformActionWithResponse(ctx context.Context, partition Partition, params *CreatePlatformActionParams, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error)
 
 	// CountPlatformActionWithResponse Count PlatformAction records matching the filters.
 	//
@@ -32082,7 +32322,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-	CreatePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error)
+	CreatePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error)
 
 	// CreatePartitionFieldWithResponse Create a PartitionField.
 	//
@@ -32091,7 +32331,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-	CreatePartitionFieldWithResponse(ctx context.Context, partition Partition, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error)
+	CreatePartitionFieldWithResponse(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error)
 
 	// CountPartitionFieldWithResponse Count PartitionField records matching the filters.
 	//
@@ -32362,7 +32602,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-	CreatePermissionWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error)
+	CreatePermissionWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error)
 
 	// CreatePermissionWithResponse Create a Permission.
 	//
@@ -32371,7 +32611,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-	CreatePermissionWithResponse(ctx context.Context, partition Partition, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error)
+	CreatePermissionWithResponse(ctx context.Context, partition Partition, params *CreatePermissionParams, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error)
 
 	// CountPermissionWithResponse Count Permission records matching the filters.
 	//
@@ -32570,7 +32810,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-	CreateUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error)
+	CreateUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, params *CreateUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error)
 
 	// CreateUserCommentWithResponse Create a UserComment.
 	//
@@ -32579,7 +32819,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-	CreateUserCommentWithResponse(ctx context.Context, partition Partition, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error)
+	CreateUserCommentWithResponse(ctx context.Context, partition Partition, params *CreateUserCommentParams, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error)
 
 	// CountUserCommentWithResponse Count UserComment records matching the filters.
 	//
@@ -32732,7 +32972,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-	CreateUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error)
+	CreateUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, params *CreateUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error)
 
 	// CreateUserFieldWithResponse Create a UserField.
 	//
@@ -32741,7 +32981,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-	CreateUserFieldWithResponse(ctx context.Context, partition Partition, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error)
+	CreateUserFieldWithResponse(ctx context.Context, partition Partition, params *CreateUserFieldParams, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error)
 
 	// CountUserFieldWithResponse Count UserField records matching the filters.
 	//
@@ -34594,7 +34834,8 @@ func (r V1GetRegistrationResponse) ContentType() string {
 
 // PostApiRegistrationsRegistrationCommandsCancelResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsCancel
 type PostApiRegistrationsRegistrationCommandsCancelResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsCancelResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsCancel
@@ -34618,6 +34859,12 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse404Headers struct {
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsCancelResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsCancel
+type PostApiRegistrationsRegistrationCommandsCancelResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsCancelResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsCancel
 type PostApiRegistrationsRegistrationCommandsCancelResponse413Headers struct {
 	XRequestId string
@@ -34625,6 +34872,11 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse413Headers struct {
 
 // PostApiRegistrationsRegistrationCommandsCancelResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsCancel
 type PostApiRegistrationsRegistrationCommandsCancelResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsCancelResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsCancel
+type PostApiRegistrationsRegistrationCommandsCancelResponse422Headers struct {
 	XRequestId string
 }
 
@@ -34687,10 +34939,14 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -34707,10 +34963,14 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse struct {
 	Headers403 *PostApiRegistrationsRegistrationCommandsCancelResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsCancelResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsCancelResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsCancelResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsCancelResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsCancelResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsCancelResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -34773,6 +35033,11 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationpr
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -34781,6 +35046,11 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationpr
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -34829,7 +35099,8 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) ContentType() st
 
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
@@ -34853,6 +35124,12 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers 
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
+type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers struct {
 	XRequestId string
@@ -34860,6 +35137,11 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers 
 
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
+type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers struct {
 	XRequestId string
 }
 
@@ -34922,10 +35204,14 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -34942,10 +35228,14 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse struct {
 	Headers403 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35008,6 +35298,11 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApp
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -35016,6 +35311,11 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApp
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -35064,7 +35364,8 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) Conten
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
 type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
@@ -35088,6 +35389,12 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Header
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
+type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
 type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers struct {
 	XRequestId string
@@ -35095,6 +35402,11 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Header
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
 type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
+type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers struct {
 	XRequestId string
 }
 
@@ -35157,10 +35469,14 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -35177,10 +35493,14 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse struct {
 	Headers403 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35243,6 +35563,11 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetA
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -35251,6 +35576,11 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetA
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -35299,7 +35629,8 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) Cont
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsRegisterLax
 type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsRegisterLax
@@ -35323,6 +35654,12 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers struc
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRegisterLax
+type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsRegisterLax
 type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers struct {
 	XRequestId string
@@ -35330,6 +35667,11 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers struc
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsRegisterLax
 type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsRegisterLax
+type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers struct {
 	XRequestId string
 }
 
@@ -35367,10 +35709,14 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -35387,10 +35733,14 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse struct {
 	Headers403 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35428,6 +35778,11 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicat
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -35436,6 +35791,11 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicat
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -35484,7 +35844,8 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) ContentType
 
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
@@ -35508,6 +35869,12 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Heade
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
+type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers struct {
 	XRequestId string
@@ -35515,6 +35882,11 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Heade
 
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
+type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers struct {
 	XRequestId string
 }
 
@@ -35577,10 +35949,14 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse struct 
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -35597,10 +35973,14 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse struct 
 	Headers403 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35663,6 +36043,11 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Get
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -35671,6 +36056,11 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Get
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -35719,7 +36109,8 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Con
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsTransferLax
 type PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers struct {
-	XRequestId string
+	IdempotentReplayed *string
+	XRequestId         string
 }
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsTransferLax
@@ -35743,6 +36134,12 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers struc
 	XRequestId string
 }
 
+// PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsTransferLax
+type PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsTransferLax
 type PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers struct {
 	XRequestId string
@@ -35750,6 +36147,11 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers struc
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsTransferLax
 type PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers struct {
+	XRequestId string
+}
+
+// PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsTransferLax
+type PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers struct {
 	XRequestId string
 }
 
@@ -35787,10 +36189,14 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -35807,10 +36213,14 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse struct {
 	Headers403 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35848,6 +36258,11 @@ func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicat
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -35856,6 +36271,11 @@ func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicat
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -40973,8 +41393,9 @@ func (r ListPlatformActionResponse) ContentType() string {
 
 // CreatePlatformActionResponse201Headers the declared response headers of an HTTP 201 response for CreatePlatformAction
 type CreatePlatformActionResponse201Headers struct {
-	Location   string
-	XRequestId string
+	IdempotentReplayed *string
+	Location           string
+	XRequestId         string
 }
 
 // CreatePlatformActionResponse400Headers the declared response headers of an HTTP 400 response for CreatePlatformAction
@@ -40998,6 +41419,12 @@ type CreatePlatformActionResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePlatformActionResponse409Headers the declared response headers of an HTTP 409 response for CreatePlatformAction
+type CreatePlatformActionResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // CreatePlatformActionResponse413Headers the declared response headers of an HTTP 413 response for CreatePlatformAction
 type CreatePlatformActionResponse413Headers struct {
 	XRequestId string
@@ -41005,6 +41432,11 @@ type CreatePlatformActionResponse413Headers struct {
 
 // CreatePlatformActionResponse415Headers the declared response headers of an HTTP 415 response for CreatePlatformAction
 type CreatePlatformActionResponse415Headers struct {
+	XRequestId string
+}
+
+// CreatePlatformActionResponse422Headers the declared response headers of an HTTP 422 response for CreatePlatformAction
+type CreatePlatformActionResponse422Headers struct {
 	XRequestId string
 }
 
@@ -41032,10 +41464,14 @@ type CreatePlatformActionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -41050,10 +41486,14 @@ type CreatePlatformActionResponse struct {
 	Headers403 *CreatePlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePlatformActionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePlatformActionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreatePlatformActionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePlatformActionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePlatformActionResponse422Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePlatformActionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -41085,6 +41525,11 @@ func (r CreatePlatformActionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePlatformActionResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreatePlatformActionResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -41093,6 +41538,11 @@ func (r CreatePlatformActionResponse) GetApplicationproblemJSON413() *ContentToo
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r CreatePlatformActionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePlatformActionResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -42589,8 +43039,9 @@ func (r ListPartitionFieldResponse) ContentType() string {
 
 // CreatePartitionFieldResponse201Headers the declared response headers of an HTTP 201 response for CreatePartitionField
 type CreatePartitionFieldResponse201Headers struct {
-	Location   string
-	XRequestId string
+	IdempotentReplayed *string
+	Location           string
+	XRequestId         string
 }
 
 // CreatePartitionFieldResponse400Headers the declared response headers of an HTTP 400 response for CreatePartitionField
@@ -42614,6 +43065,12 @@ type CreatePartitionFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePartitionFieldResponse409Headers the declared response headers of an HTTP 409 response for CreatePartitionField
+type CreatePartitionFieldResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // CreatePartitionFieldResponse413Headers the declared response headers of an HTTP 413 response for CreatePartitionField
 type CreatePartitionFieldResponse413Headers struct {
 	XRequestId string
@@ -42621,6 +43078,11 @@ type CreatePartitionFieldResponse413Headers struct {
 
 // CreatePartitionFieldResponse415Headers the declared response headers of an HTTP 415 response for CreatePartitionField
 type CreatePartitionFieldResponse415Headers struct {
+	XRequestId string
+}
+
+// CreatePartitionFieldResponse422Headers the declared response headers of an HTTP 422 response for CreatePartitionField
+type CreatePartitionFieldResponse422Headers struct {
 	XRequestId string
 }
 
@@ -42648,10 +43110,14 @@ type CreatePartitionFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -42666,10 +43132,14 @@ type CreatePartitionFieldResponse struct {
 	Headers403 *CreatePartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePartitionFieldResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePartitionFieldResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreatePartitionFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePartitionFieldResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePartitionFieldResponse422Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePartitionFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -42701,6 +43171,11 @@ func (r CreatePartitionFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePartitionFieldResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreatePartitionFieldResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -42709,6 +43184,11 @@ func (r CreatePartitionFieldResponse) GetApplicationproblemJSON413() *ContentToo
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r CreatePartitionFieldResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePartitionFieldResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -46409,8 +46889,9 @@ func (r ListPermissionResponse) ContentType() string {
 
 // CreatePermissionResponse201Headers the declared response headers of an HTTP 201 response for CreatePermission
 type CreatePermissionResponse201Headers struct {
-	Location   string
-	XRequestId string
+	IdempotentReplayed *string
+	Location           string
+	XRequestId         string
 }
 
 // CreatePermissionResponse400Headers the declared response headers of an HTTP 400 response for CreatePermission
@@ -46434,6 +46915,12 @@ type CreatePermissionResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePermissionResponse409Headers the declared response headers of an HTTP 409 response for CreatePermission
+type CreatePermissionResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // CreatePermissionResponse413Headers the declared response headers of an HTTP 413 response for CreatePermission
 type CreatePermissionResponse413Headers struct {
 	XRequestId string
@@ -46441,6 +46928,11 @@ type CreatePermissionResponse413Headers struct {
 
 // CreatePermissionResponse415Headers the declared response headers of an HTTP 415 response for CreatePermission
 type CreatePermissionResponse415Headers struct {
+	XRequestId string
+}
+
+// CreatePermissionResponse422Headers the declared response headers of an HTTP 422 response for CreatePermission
+type CreatePermissionResponse422Headers struct {
 	XRequestId string
 }
 
@@ -46468,10 +46960,14 @@ type CreatePermissionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -46486,10 +46982,14 @@ type CreatePermissionResponse struct {
 	Headers403 *CreatePermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePermissionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePermissionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreatePermissionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePermissionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePermissionResponse422Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePermissionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -46521,6 +47021,11 @@ func (r CreatePermissionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePermissionResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreatePermissionResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -46529,6 +47034,11 @@ func (r CreatePermissionResponse) GetApplicationproblemJSON413() *ContentTooLarg
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r CreatePermissionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePermissionResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -49082,8 +49592,9 @@ func (r ListUserCommentResponse) ContentType() string {
 
 // CreateUserCommentResponse201Headers the declared response headers of an HTTP 201 response for CreateUserComment
 type CreateUserCommentResponse201Headers struct {
-	Location   string
-	XRequestId string
+	IdempotentReplayed *string
+	Location           string
+	XRequestId         string
 }
 
 // CreateUserCommentResponse400Headers the declared response headers of an HTTP 400 response for CreateUserComment
@@ -49107,6 +49618,12 @@ type CreateUserCommentResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateUserCommentResponse409Headers the declared response headers of an HTTP 409 response for CreateUserComment
+type CreateUserCommentResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // CreateUserCommentResponse413Headers the declared response headers of an HTTP 413 response for CreateUserComment
 type CreateUserCommentResponse413Headers struct {
 	XRequestId string
@@ -49114,6 +49631,11 @@ type CreateUserCommentResponse413Headers struct {
 
 // CreateUserCommentResponse415Headers the declared response headers of an HTTP 415 response for CreateUserComment
 type CreateUserCommentResponse415Headers struct {
+	XRequestId string
+}
+
+// CreateUserCommentResponse422Headers the declared response headers of an HTTP 422 response for CreateUserComment
+type CreateUserCommentResponse422Headers struct {
 	XRequestId string
 }
 
@@ -49141,10 +49663,14 @@ type CreateUserCommentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -49159,10 +49685,14 @@ type CreateUserCommentResponse struct {
 	Headers403 *CreateUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateUserCommentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateUserCommentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateUserCommentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateUserCommentResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateUserCommentResponse422Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateUserCommentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -49194,6 +49724,11 @@ func (r CreateUserCommentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateUserCommentResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreateUserCommentResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -49202,6 +49737,11 @@ func (r CreateUserCommentResponse) GetApplicationproblemJSON413() *ContentTooLar
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r CreateUserCommentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateUserCommentResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -51110,8 +51650,9 @@ func (r ListUserFieldResponse) ContentType() string {
 
 // CreateUserFieldResponse201Headers the declared response headers of an HTTP 201 response for CreateUserField
 type CreateUserFieldResponse201Headers struct {
-	Location   string
-	XRequestId string
+	IdempotentReplayed *string
+	Location           string
+	XRequestId         string
 }
 
 // CreateUserFieldResponse400Headers the declared response headers of an HTTP 400 response for CreateUserField
@@ -51135,6 +51676,12 @@ type CreateUserFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateUserFieldResponse409Headers the declared response headers of an HTTP 409 response for CreateUserField
+type CreateUserFieldResponse409Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // CreateUserFieldResponse413Headers the declared response headers of an HTTP 413 response for CreateUserField
 type CreateUserFieldResponse413Headers struct {
 	XRequestId string
@@ -51142,6 +51689,11 @@ type CreateUserFieldResponse413Headers struct {
 
 // CreateUserFieldResponse415Headers the declared response headers of an HTTP 415 response for CreateUserField
 type CreateUserFieldResponse415Headers struct {
+	XRequestId string
+}
+
+// CreateUserFieldResponse422Headers the declared response headers of an HTTP 422 response for CreateUserField
+type CreateUserFieldResponse422Headers struct {
 	XRequestId string
 }
 
@@ -51169,10 +51721,14 @@ type CreateUserFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyKeyReused
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -51187,10 +51743,14 @@ type CreateUserFieldResponse struct {
 	Headers403 *CreateUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateUserFieldResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateUserFieldResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateUserFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateUserFieldResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateUserFieldResponse422Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateUserFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -51222,6 +51782,11 @@ func (r CreateUserFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateUserFieldResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreateUserFieldResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
@@ -51230,6 +51795,11 @@ func (r CreateUserFieldResponse) GetApplicationproblemJSON413() *ContentTooLarge
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r CreateUserFieldResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateUserFieldResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -53081,8 +53651,8 @@ func (c *ClientWithResponses) V1GetRegistrationWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53096,8 +53666,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWith
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancel(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancel(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53111,8 +53681,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWith
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53126,8 +53696,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAsse
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53141,8 +53711,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAsse
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53156,8 +53726,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccom
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53173,8 +53743,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccom
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53190,8 +53760,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLa
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLax(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLax(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53205,8 +53775,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLa
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53220,8 +53790,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAcco
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53237,8 +53807,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAcco
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx, registration, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53254,8 +53824,8 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLa
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLax(ctx, registration, body, reqEditors...)
+func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
+	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLax(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53886,8 +54456,8 @@ func (c *ClientWithResponses) ListPlatformActionWithResponse(ctx context.Context
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-func (c *ClientWithResponses) CreatePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error) {
-	rsp, err := c.CreatePlatformActionWithBody(ctx, partition, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreatePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error) {
+	rsp, err := c.CreatePlatformActionWithBody(ctx, partition, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -53901,8 +54471,8 @@ func (c *ClientWithResponses) CreatePlatformActionWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/platform/actions (the `CreatePlatformAction` operationId).
-func (c *ClientWithResponses) CreatePlatformActionWithResponse(ctx context.Context, partition Partition, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error) {
-	rsp, err := c.CreatePlatformAction(ctx, partition, body, reqEditors...)
+func (c *ClientWithResponses) CreatePlatformActionWithResponse(ctx context.Context, partition Partition, params *CreatePlatformActionParams, body CreatePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlatformActionResponse, error) {
+	rsp, err := c.CreatePlatformAction(ctx, partition, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54107,8 +54677,8 @@ func (c *ClientWithResponses) ListPartitionFieldWithResponse(ctx context.Context
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-func (c *ClientWithResponses) CreatePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error) {
-	rsp, err := c.CreatePartitionFieldWithBody(ctx, partition, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreatePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error) {
+	rsp, err := c.CreatePartitionFieldWithBody(ctx, partition, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54122,8 +54692,8 @@ func (c *ClientWithResponses) CreatePartitionFieldWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/platform/partitions-fields (the `CreatePartitionField` operationId).
-func (c *ClientWithResponses) CreatePartitionFieldWithResponse(ctx context.Context, partition Partition, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error) {
-	rsp, err := c.CreatePartitionField(ctx, partition, body, reqEditors...)
+func (c *ClientWithResponses) CreatePartitionFieldWithResponse(ctx context.Context, partition Partition, params *CreatePartitionFieldParams, body CreatePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePartitionFieldResponse, error) {
+	rsp, err := c.CreatePartitionField(ctx, partition, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54579,8 +55149,8 @@ func (c *ClientWithResponses) ListPermissionWithResponse(ctx context.Context, pa
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-func (c *ClientWithResponses) CreatePermissionWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error) {
-	rsp, err := c.CreatePermissionWithBody(ctx, partition, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreatePermissionWithBodyWithResponse(ctx context.Context, partition Partition, params *CreatePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error) {
+	rsp, err := c.CreatePermissionWithBody(ctx, partition, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54594,8 +55164,8 @@ func (c *ClientWithResponses) CreatePermissionWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/permissions (the `CreatePermission` operationId).
-func (c *ClientWithResponses) CreatePermissionWithResponse(ctx context.Context, partition Partition, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error) {
-	rsp, err := c.CreatePermission(ctx, partition, body, reqEditors...)
+func (c *ClientWithResponses) CreatePermissionWithResponse(ctx context.Context, partition Partition, params *CreatePermissionParams, body CreatePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePermissionResponse, error) {
+	rsp, err := c.CreatePermission(ctx, partition, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54931,8 +55501,8 @@ func (c *ClientWithResponses) ListUserCommentWithResponse(ctx context.Context, p
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-func (c *ClientWithResponses) CreateUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error) {
-	rsp, err := c.CreateUserCommentWithBody(ctx, partition, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, params *CreateUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error) {
+	rsp, err := c.CreateUserCommentWithBody(ctx, partition, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54946,8 +55516,8 @@ func (c *ClientWithResponses) CreateUserCommentWithBodyWithResponse(ctx context.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/users-comments (the `CreateUserComment` operationId).
-func (c *ClientWithResponses) CreateUserCommentWithResponse(ctx context.Context, partition Partition, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error) {
-	rsp, err := c.CreateUserComment(ctx, partition, body, reqEditors...)
+func (c *ClientWithResponses) CreateUserCommentWithResponse(ctx context.Context, partition Partition, params *CreateUserCommentParams, body CreateUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserCommentResponse, error) {
+	rsp, err := c.CreateUserComment(ctx, partition, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55201,8 +55771,8 @@ func (c *ClientWithResponses) ListUserFieldWithResponse(ctx context.Context, par
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-func (c *ClientWithResponses) CreateUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error) {
-	rsp, err := c.CreateUserFieldWithBody(ctx, partition, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, params *CreateUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error) {
+	rsp, err := c.CreateUserFieldWithBody(ctx, partition, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55216,8 +55786,8 @@ func (c *ClientWithResponses) CreateUserFieldWithBodyWithResponse(ctx context.Co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/{partition}/security/users-fields (the `CreateUserField` operationId).
-func (c *ClientWithResponses) CreateUserFieldWithResponse(ctx context.Context, partition Partition, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error) {
-	rsp, err := c.CreateUserField(ctx, partition, body, reqEditors...)
+func (c *ClientWithResponses) CreateUserFieldWithResponse(ctx context.Context, partition Partition, params *CreateUserFieldParams, body CreateUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUserFieldResponse, error) {
+	rsp, err := c.CreateUserField(ctx, partition, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -57375,6 +57945,13 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -57388,6 +57965,13 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -57415,6 +57999,13 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsCancelResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -57470,6 +58061,23 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsCancelResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsCancelResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -57490,6 +58098,16 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsCancelResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsCancelResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -57617,6 +58235,13 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -57630,6 +58255,13 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -57657,6 +58289,13 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -57712,6 +58351,23 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -57732,6 +58388,16 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -57859,6 +58525,13 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -57872,6 +58545,13 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -57899,6 +58579,13 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -57954,6 +58641,23 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -57974,6 +58678,16 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58076,6 +58790,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58089,6 +58810,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -58116,6 +58844,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58171,6 +58906,23 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58191,6 +58943,16 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58318,6 +59080,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58331,6 +59100,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -58358,6 +59134,13 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58413,6 +59196,23 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58433,6 +59233,16 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58535,6 +59345,13 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58548,6 +59365,13 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -58575,6 +59399,13 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58630,6 +59461,23 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58650,6 +59498,16 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -64711,6 +65569,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64724,6 +65589,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -64744,6 +65616,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePlatformActionResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri-reference"}); err != nil {
@@ -64806,6 +65685,23 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePlatformActionResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePlatformActionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64826,6 +65722,16 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePlatformActionResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreatePlatformActionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66534,6 +67440,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66547,6 +67460,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -66567,6 +67487,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePartitionFieldResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri-reference"}); err != nil {
@@ -66629,6 +67556,23 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePartitionFieldResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePartitionFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66649,6 +67593,16 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePartitionFieldResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreatePartitionFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -70996,6 +71950,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71009,6 +71970,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -71029,6 +71997,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePermissionResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri-reference"}); err != nil {
@@ -71091,6 +72066,23 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePermissionResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePermissionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71111,6 +72103,16 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePermissionResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreatePermissionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -74052,6 +75054,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -74065,6 +75074,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -74085,6 +75101,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateUserCommentResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri-reference"}); err != nil {
@@ -74147,6 +75170,23 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateUserCommentResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateUserCommentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -74167,6 +75207,16 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateUserCommentResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateUserCommentResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76479,6 +77529,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInFlight
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76492,6 +77549,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -76512,6 +77576,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateUserFieldResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri-reference"}); err != nil {
@@ -76574,6 +77645,23 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateUserFieldResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateUserFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76594,6 +77682,16 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateUserFieldResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateUserFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

@@ -1,0 +1,179 @@
+package idempotency_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"credo/auth"
+	"credo/engine"
+	"credo/handlers"
+	"credo/handlers/idempotency"
+	"credo/internal/openapitest"
+	"credo/internal/testauth"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+var (
+	registryOnce sync.Once
+	registry     *engine.Registry
+	registryErr  error
+)
+
+func loadRegistry(t *testing.T) *engine.Registry {
+	t.Helper()
+	registryOnce.Do(func() { registry, registryErr = engine.Load(resources.FS) })
+	if registryErr != nil {
+		t.Fatal(registryErr)
+	}
+	return registry
+}
+
+// clock is a test's settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// defaultUser is the caller of requests without X-Test-User.
+const defaultUser = "0190a6f0-0000-7000-8000-0000000000ff"
+
+// callers authenticates each request as the operator X-Test-User names (defaultUser when
+// none), so that a test can send one key as two callers.
+type callers struct{}
+
+func (callers) Authenticate(r *http.Request, partition string) (*auth.Principal, error) {
+	user := r.Header.Get("X-Test-User")
+	if user == "" {
+		user = defaultUser
+	}
+	return &auth.Principal{UserIdentifier: user, Operator: true, Partition: partition}, nil
+}
+
+// server is the v2 API on a fresh partition of one database, behind the OpenAPI validator,
+// with its keeper on a test clock.
+type server struct {
+	*httptest.Server
+	partition string
+	store     *engine.Store
+	db        *engine.Database
+	keeper    *idempotency.Keeper
+	clock     *clock
+}
+
+func newServer(t *testing.T, b testenv.Backend) *server {
+	t.Helper()
+	reg := loadRegistry(t)
+	p := testenv.Partition(t)
+	db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b.Name == "postgres" {
+			s, _ := db.Store(p)
+			s.DB(context.Background()).Exec(`DROP SCHEMA IF EXISTS "` + p + `" CASCADE`)
+		}
+		db.Close()
+	})
+	c := &clock{now: time.Date(2030, 1, 15, 12, 0, 0, 0, time.UTC)}
+	k := idempotency.New(idempotency.Config{Now: c.Now})
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
+	t.Cleanup(ts.Close)
+	st, _ := db.Store(p)
+	return &server{Server: ts, partition: p, store: st, db: db, keeper: k, clock: c}
+}
+
+// answer is a response read whole.
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// post sends a JSON body to path (under the partition) with header pairs; a pair whose name
+// repeats adds a second value.
+func (s *server) post(t *testing.T, path, body string, header ...string) answer {
+	t.Helper()
+	a, err := s.send(path, body, header...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// send is post for goroutines: it returns its error.
+func (s *server) send(path, body string, header ...string) (answer, error) {
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/v2/"+s.partition+"/"+path, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	res, err := s.Client().Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{status: res.StatusCode, header: res.Header, body: string(b)}, nil
+}
+
+// count returns how many records of a group the partition holds.
+func (s *server) count(t *testing.T, name string) int64 {
+	t.Helper()
+	r := loadRegistry(t).MustByName(name)
+	n, err := s.store.Count(context.Background(), r, engine.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// sameAnswer fails unless b is a's answer replayed: the same status, body and kept headers,
+// marked Idempotent-Replayed.
+func sameAnswer(t *testing.T, what string, first, again answer) {
+	t.Helper()
+	if again.status != first.status || again.body != first.body {
+		t.Fatalf("%s: %d %s, want the first answer %d %s", what, again.status, again.body, first.status, first.body)
+	}
+	for _, h := range []string{"Location", "Content-Type"} {
+		if again.header.Get(h) != first.header.Get(h) {
+			t.Errorf("%s: %s %q, first %q", what, h, again.header.Get(h), first.header.Get(h))
+		}
+	}
+	if first.header.Get(idempotency.ReplayedHeader) != "" {
+		t.Errorf("%s: the first answer is marked %s", what, idempotency.ReplayedHeader)
+	}
+	if again.header.Get(idempotency.ReplayedHeader) != "true" {
+		t.Errorf("%s: the replay is not marked %s: %v", what, idempotency.ReplayedHeader, again.header)
+	}
+}

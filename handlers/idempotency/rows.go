@@ -1,0 +1,206 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"credo/engine"
+)
+
+// recordName is the internal table's descriptor (resources/internal/idempotency-keys.yaml).
+const recordName = "IdempotencyKey"
+
+// table is the descriptor and the members the package reads and writes.
+type table struct {
+	r                                       *engine.Resource
+	hash, holder, expires                   *engine.Field
+	expiresBefore                           *engine.Filter
+	fingerprint, status, header, body, made *engine.Field
+}
+
+// tableOf resolves the descriptor in st's registry; its absence is a build error of the
+// registry, reported rather than panicking in a request.
+func tableOf(st *engine.Store) (*table, error) {
+	r, ok := st.Registry().ByName(recordName)
+	if !ok {
+		return nil, fmt.Errorf("idempotency: no %s descriptor", recordName)
+	}
+	t := &table{r: r}
+	for name, dst := range map[string]**engine.Field{"KeyHash": &t.hash, "Holder": &t.holder, "Expires": &t.expires,
+		"Fingerprint": &t.fingerprint, "AnswerStatus": &t.status, "AnswerHeader": &t.header, "AnswerBody": &t.body,
+		"KeyCreated": &t.made} {
+		f, ok := r.Member(name)
+		if !ok {
+			return nil, fmt.Errorf("idempotency: %s has no member %s", r.Name, name)
+		}
+		*dst = f
+	}
+	if t.expiresBefore, ok = r.Filter("ExpiresBefore"); !ok {
+		return nil, fmt.Errorf("idempotency: %s has no ExpiresBefore filter", r.Name)
+	}
+	return t, nil
+}
+
+// answer is a kept answer.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// row is a key's stored state.
+type row struct {
+	fingerprint string
+	expires     time.Time
+	// answer is nil while the first request is in flight.
+	answer *answer
+}
+
+func (t *table) read(rec engine.Record) (row, error) {
+	out := row{}
+	out.fingerprint, _ = rec[t.fingerprint.Index].(string)
+	exp, _ := rec[t.expires.Index].(engine.DateTime)
+	out.expires = exp.Time
+	st, ok := rec[t.status.Index].(int64)
+	if !ok {
+		return out, nil
+	}
+	a := &answer{status: int(st), header: http.Header{}}
+	if h, _ := rec[t.header.Index].(string); h != "" {
+		if err := json.Unmarshal([]byte(h), &a.header); err != nil {
+			return out, fmt.Errorf("idempotency: stored header: %w", err)
+		}
+	}
+	b, _ := rec[t.body.Index].(string)
+	var err error
+	if a.body, err = base64.StdEncoding.DecodeString(b); err != nil {
+		return out, fmt.Errorf("idempotency: stored body: %w", err)
+	}
+	out.answer = a
+	return out, nil
+}
+
+// newRow is the record of a key: in flight (a nil answer) or answered.
+func (t *table) newRow(hash, fp, holder string, expires, now time.Time, a *answer) (engine.Record, []bool, error) {
+	rec := t.r.NewRecord()
+	present := make([]bool, len(t.r.Members))
+	set := func(f *engine.Field, v any) { rec[f.Index], present[f.Index] = v, true }
+	set(t.hash, hash)
+	set(t.fingerprint, fp)
+	set(t.holder, holder)
+	set(t.expires, dateTime(expires))
+	set(t.made, dateTime(now))
+	if a != nil {
+		h, err := json.Marshal(a.header)
+		if err != nil {
+			return nil, nil, fmt.Errorf("idempotency: encode header: %w", err)
+		}
+		set(t.status, int64(a.status))
+		set(t.header, string(h))
+		set(t.body, base64.StdEncoding.EncodeToString(a.body))
+	}
+	return rec, present, nil
+}
+
+func dateTime(t time.Time) engine.DateTime {
+	return engine.DateTime{Time: t.UTC().Truncate(100 * time.Nanosecond)}
+}
+
+// newHolder returns a lease's random identity.
+func newHolder() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// errBusy: the key's row changed under every attempt to claim it; the request is answered as
+// in flight (409) and the client retries.
+var errBusy = errors.New("idempotency: the key changed during every attempt to claim it")
+
+// claim makes the caller the holder of the key, or returns its row. The claim is one INSERT
+// of the key's primary key: of two processes inserting it at once, the database lets exactly
+// one succeed, and the other reads the winner's row. A row past its Expires (a forgotten
+// answer, or the lease of a process that died while answering) is removed, by key and expiry
+// in one DELETE, before the insert is tried again, so that of the callers that find it expired
+// one removes it and one inserts.
+func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder string, now, leaseEnd time.Time) (*row, error) {
+	rec, present, err := t.newRow(hash, fp, holder, leaseEnd, now, nil)
+	if err != nil {
+		return nil, err
+	}
+	for range 3 {
+		_, err := st.Insert(ctx, t.r, rec, append([]bool(nil), present...), "")
+		if err == nil {
+			return nil, nil
+		}
+		if !errors.Is(err, engine.ErrConflict) {
+			return nil, fmt.Errorf("idempotency: claim: %w", err)
+		}
+		got, err := st.Get(ctx, t.r, []any{hash}, t.r.Fields, "")
+		if engine.IsNotFound(err) {
+			continue // its holder gave it up (a 5xx) or it expired since: claim it again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: read: %w", err)
+		}
+		cur, err := t.read(got)
+		if err != nil {
+			return nil, err
+		}
+		if !cur.expires.Before(now) {
+			return &cur, nil
+		}
+		if _, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
+			{Field: t.hash, Op: engine.MatchEq, Value: hash},
+			{Field: t.expiresBefore.Field, Op: t.expiresBefore.Op, Value: dateTime(now)},
+		}}); err != nil {
+			return nil, fmt.Errorf("idempotency: remove the expired key: %w", err)
+		}
+	}
+	return nil, errBusy
+}
+
+// errLost: the holder's lease expired and another request claimed the key.
+var errLost = errors.New("idempotency: the key's lease expired before the answer was stored; another request holds it")
+
+// complete replaces the holder's in-flight row by the answered one, in one transaction, if
+// the holder still holds it.
+func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder string, now, expires time.Time, a *answer) error {
+	rec, present, err := t.newRow(hash, fp, holder, expires, now, a)
+	if err != nil {
+		return err
+	}
+	return st.Transaction(ctx, func(tx *engine.Store) error {
+		n, err := t.drop(ctx, tx, hash, holder)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errLost
+		}
+		if _, err := tx.Insert(ctx, t.r, rec, present, ""); err != nil {
+			return fmt.Errorf("idempotency: store the answer: %w", err)
+		}
+		return nil
+	})
+}
+
+// drop removes the holder's row of the key (not another holder's); it returns how many rows
+// it removed, 0 or 1.
+func (t *table) drop(ctx context.Context, st *engine.Store, hash, holder string) (int64, error) {
+	n, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
+		{Field: t.hash, Op: engine.MatchEq, Value: hash},
+		{Field: t.holder, Op: engine.MatchEq, Value: holder},
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: release: %w", err)
+	}
+	return n, nil
+}

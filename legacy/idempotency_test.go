@@ -1,0 +1,91 @@
+package legacy
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"credo/handlers/idempotency"
+)
+
+// doKey sends a command as orgA's staff with an Idempotency-Key.
+func (e *env) doKey(path, body, key string) *httptest.ResponseRecorder {
+	e.t.Helper()
+	h := http.Header{}
+	h.Set("X-Test-Organization", orgA)
+	h.Set("X-Test-User", staff)
+	h.Set("Content-Type", "application/json")
+	h.Set(idempotency.KeyHeader, key)
+	return e.doWith(http.MethodPost, path, body, h)
+}
+
+// retried sends a command twice with one key and checks that the second answer is the first,
+// replayed; it returns the first answer's members.
+func (e *env) retried(what, path, body, key string) map[string]any {
+	e.t.Helper()
+	first := e.doKey(path, body, key)
+	again := e.doKey(path, body, key)
+	if first.Code != http.StatusOK || first.Header().Get(idempotency.ReplayedHeader) != "" {
+		e.t.Fatalf("%s: %d %v %s", what, first.Code, first.Header(), first.Body)
+	}
+	if again.Code != first.Code || again.Body.String() != first.Body.String() || again.Header().Get(idempotency.ReplayedHeader) != "true" ||
+		again.Header().Get("Content-Type") != first.Header().Get("Content-Type") {
+		e.t.Fatalf("%s retried: %d %v %s; first %s", what, again.Code, again.Header(), again.Body, first.Body)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(first.Body.Bytes(), &out); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// TestIdempotentCommands: each registration command retried with its Idempotency-Key gets its
+// first answer again and is done once: register-lax stores one registration, transfer-lax to an
+// Individual event (which makes a new event each time it runs) makes one event, and the
+// commands that stamp the registration's last change leave the first stamp. The key with
+// another body is a 422.
+func TestIdempotentCommands(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		id := rid(40)
+		e.retried("register-lax", regPath(id, "register-lax"), e.registerBody(venueA, start(12, "09:00:00", "Z"), ""), "reg")
+		if n := e.count("Registration", "RegistrationIdentifier", id); n != 1 {
+			t.Fatalf("%d registrations, want 1", n)
+		}
+
+		events := e.count("Event", "OrganizationIdentifier", orgA)
+		moved := e.retried("transfer-lax", regPath(id, "transfer-lax"), `{"EventVenue":"`+venueA+`","EventStart":"`+start(12, "09:00:45", "Z")+
+			`","EventExamType":"Individual","Learner":"`+ada+`"}`, "move")
+		if moved["EventCreated"] != true {
+			t.Fatalf("transfer-lax: %v", moved)
+		}
+		if n := e.count("Event", "OrganizationIdentifier", orgA); n != events+1 {
+			t.Fatalf("%d events after a transfer to a new Individual event and its retry, want %d", n, events+1)
+		}
+
+		for _, c := range []struct{ command, body string }{
+			{"change-assessment", `{"Assessment":"SCI"}`},
+			{"grant-accommodation", `{"Type":"Reader","TimeExtension":5}`},
+			{"revoke-accommodation", `{"Type":"Reader"}`},
+			{"cancel", `{"Reason":"Ill"}`},
+		} {
+			t.Run(c.command, func(t *testing.T) {
+				e := e.with(t)
+				got := e.retried(c.command, regPath(id, c.command), c.body, c.command)
+				if now := e.ok("GET", regPath(id, ""), ""); now["LastChangeTime"] != got["LastChangeTime"] {
+					t.Fatalf("the retry ran the command again: last change %v, the first answer's %v", now["LastChangeTime"], got["LastChangeTime"])
+				}
+				rec := e.doKey(regPath(id, c.command), `{}`, c.command)
+				if rec.Code != http.StatusUnprocessableEntity {
+					t.Fatalf("the key with another body: %d %s", rec.Code, rec.Body)
+				}
+			})
+		}
+		// The key belongs to its caller: another organization's "reg" is its own key (and
+		// here a 404: the registration is orgA's).
+		h := http.Header{"X-Test-Organization": {orgB}, "X-Test-User": {staff}, "Content-Type": {"application/json"}, idempotency.KeyHeader: {"cancel"}}
+		if rec := e.doWith(http.MethodPost, regPath(id, "cancel"), `{"Reason":"Ill"}`, h); rec.Code != http.StatusNotFound || rec.Header().Get(idempotency.ReplayedHeader) != "" {
+			t.Fatalf("another organization's key: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		}
+	})
+}
