@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"credo/auth"
+	"credo/handlers/idempotency"
 	"credo/internal/cluster"
 	"credo/internal/groupsuite"
 	"credo/internal/openapitest"
@@ -26,7 +27,8 @@ const poll = 25 * time.Millisecond
 // their migrations race) behind a round-robin proxy, and checks that a client cannot tell
 // them apart: the generated suite of every group through the proxy, an export made on one
 // and downloaded from the other, a revocation and a grant made on one holding on the other
-// within the documented bounds, and concurrent version-1 registrations split over both.
+// within the documented bounds, an Idempotency-Key honoured by both, and concurrent version-1
+// registrations split over both.
 func TestTwoReplicas(t *testing.T) {
 	url := postgres(t)
 	bin := cluster.Binary(t)
@@ -116,6 +118,54 @@ func TestTwoReplicas(t *testing.T) {
 		granted := time.Now()
 		call(t, "POST", v2+"security/permissions", opToken, grant, cluster.BackendHeader, "0").want(t, "grant on replica 0", http.StatusCreated)
 		waitFor(t, "replica 1 honours the grant", auth.DecisionBound, granted, func() bool { return probe("1") == http.StatusOK })
+	})
+
+	t.Run("one Idempotency-Key, two replicas", func(t *testing.T) {
+		text := "idempotent " + uuid.NewString()
+		body := fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":%q,"CommentCreated":"2024-01-01T00:00:00Z"}`,
+			uuid.NewString(), op.OrganizationIdentifier, uuid.NewString(), text)
+		first := call(t, "POST", v2+"security/users-comments", opToken, body, cluster.BackendHeader, "0", idempotency.KeyHeader, "k-"+text).
+			want(t, "create on replica 0", http.StatusCreated)
+		again := call(t, "POST", v2+"security/users-comments", opToken, body, cluster.BackendHeader, "1", idempotency.KeyHeader, "k-"+text).
+			want(t, "retry on replica 1", http.StatusCreated)
+		if again.backend != "1" || string(again.body) != string(first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" ||
+			again.header.Get("Location") != first.header.Get("Location") {
+			t.Fatalf("retry on replica %s: %v %s; first %s", again.backend, again.header, again.body, first.body)
+		}
+		if n := count(t, st, "UserComment", "CommentText", text); n != 1 {
+			t.Fatalf("%d records, want 1", n)
+		}
+
+		// 20 clients at once, through the round-robin proxy: one record.
+		const n = 20
+		text = "together " + uuid.NewString()
+		body = fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":%q,"CommentCreated":"2024-01-01T00:00:00Z"}`,
+			uuid.NewString(), op.OrganizationIdentifier, uuid.NewString(), text)
+		statuses := make([]int, n)
+		per := map[string]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				a := call(t, "POST", v2+"security/users-comments", opToken, body, idempotency.KeyHeader, "k-"+text)
+				statuses[i] = a.status
+				mu.Lock()
+				per[a.backend]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		for i, s := range statuses {
+			if s != http.StatusCreated && s != http.StatusConflict {
+				t.Errorf("call %d: %d", i, s)
+			}
+		}
+		if per["0"] == 0 || per["1"] == 0 {
+			t.Errorf("calls per replica %v: not split over both", per)
+		}
+		if got := count(t, st, "UserComment", "CommentText", text); got != 1 {
+			t.Errorf("%d records after %d concurrent requests with one key on two replicas, want 1", got, n)
+		}
 	})
 
 	t.Run("register-lax on both replicas at once", func(t *testing.T) {
