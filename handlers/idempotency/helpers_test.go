@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"credo/auth"
 	"credo/engine"
@@ -35,24 +34,6 @@ func loadRegistry(t *testing.T) *engine.Registry {
 	return registry
 }
 
-// clock is a test's settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // defaultUser is the caller of requests without X-Test-User.
 const defaultUser = "0190a6f0-0000-7000-8000-0000000000ff"
 
@@ -76,25 +57,14 @@ type server struct {
 	store     *engine.Store
 	db        *engine.Database
 	keeper    *idempotency.Keeper
-	clock     *clock
+	clock     *idempotency.Clock
 }
 
 func newServer(t *testing.T, b testenv.Backend) *server {
 	t.Helper()
 	reg := loadRegistry(t)
-	p := testenv.Partition(t)
-	db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if b.Name == "postgres" {
-			s, _ := db.Store(p)
-			s.DB(context.Background()).Exec(`DROP SCHEMA IF EXISTS "` + p + `" CASCADE`)
-		}
-		db.Close()
-	})
-	c := &clock{now: time.Date(2030, 1, 15, 12, 0, 0, 0, time.UTC)}
+	db, st := idempotency.OpenPartition(t, b, reg)
+	c := idempotency.NewClock()
 	k := idempotency.New(idempotency.Config{Now: c.Now})
 	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k}
 	h, err := srv.Handler()
@@ -103,8 +73,7 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 	}
 	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
 	t.Cleanup(ts.Close)
-	st, _ := db.Store(p)
-	return &server{Server: ts, partition: p, store: st, db: db, keeper: k, clock: c}
+	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c}
 }
 
 // answer is a response read whole.

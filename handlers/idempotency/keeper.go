@@ -25,7 +25,7 @@ const Retention = 24 * time.Hour
 // Lease is how long a request holds its key while it is being answered. A retry within the
 // lease gets a 409; past it, the key is taken to belong to a process that died while answering
 // and a retry claims it again and does the work. It exceeds the longest a create or command
-// takes (a few statements, each bounded by --database-timeout, 30 s at most by default), so
+// takes (a few statements, each bounded by --database-timeout, 10 s by default), so
 // that a slow first request is never done twice.
 const Lease = 2 * time.Minute
 

@@ -18,24 +18,53 @@ import (
 	"credo/resources"
 )
 
+// Clock is a settable clock for the tests of both test packages.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock at a fixed instant.
+func NewClock() *Clock { return &Clock{now: time.Date(2030, 1, 15, 12, 0, 0, 0, time.UTC)} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// OpenPartition opens a fresh partition of b's database for the tests of both test packages,
+// dropped (PostgreSQL) and closed when t ends.
+func OpenPartition(t *testing.T, b testenv.Backend, reg *engine.Registry) (*engine.Database, *engine.Store) {
+	t.Helper()
+	p := testenv.Partition(t)
+	db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := db.Store(p)
+	t.Cleanup(func() {
+		if b.Name == "postgres" {
+			st.DB(context.Background()).Exec(`DROP SCHEMA IF EXISTS "` + p + `" CASCADE`)
+		}
+		db.Close()
+	})
+	return db, st
+}
+
 // fixture is a keeper on a test clock and a fresh partition of one database.
 type fixture struct {
-	st  *engine.Store
-	k   *Keeper
-	now time.Time
-	mu  sync.Mutex
-}
-
-func (f *fixture) clock() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fixture) advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
+	st    *engine.Store
+	k     *Keeper
+	clock *Clock
 }
 
 var caller = &auth.Principal{UserIdentifier: "0190a6f0-0000-7000-8000-0000000000ff", OrganizationIdentifier: "0190a6f0-0000-7000-8000-0000000000aa"}
@@ -47,21 +76,9 @@ func forEachStore(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	}
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			p := testenv.Partition(t)
-			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if b.Name == "postgres" {
-					s, _ := db.Store(p)
-					s.DB(context.Background()).Exec(`DROP SCHEMA IF EXISTS "` + p + `" CASCADE`)
-				}
-				db.Close()
-			})
-			st, _ := db.Store(p)
-			f := &fixture{st: st, now: time.Date(2030, 1, 15, 12, 0, 0, 0, time.UTC)}
-			f.k = New(Config{Now: f.clock})
+			_, st := OpenPartition(t, b, reg)
+			f := &fixture{st: st, clock: NewClock()}
+			f.k = New(Config{Now: f.clock.Now})
 			fn(t, f)
 		})
 	}
@@ -171,7 +188,7 @@ func TestLease(t *testing.T) {
 		}
 		r := httptest.NewRequest(http.MethodPost, "/v2/p/things", nil)
 		hash, fp := keyHash(caller, "k"), fingerprint(r, []byte(`{"a":1}`))
-		now := f.clock()
+		now := f.clock.Now()
 		if cur, err := tb.claim(ctx, f.st, hash, fp, "dead", now, now.Add(Lease)); err != nil || cur != nil {
 			t.Fatalf("claim: %v %v", cur, err)
 		}
@@ -183,11 +200,11 @@ func TestLease(t *testing.T) {
 		if w := f.call(h, "k", `{"a":1}`); w.Code != http.StatusConflict {
 			t.Fatalf("within the dead holder's lease: %d %s", w.Code, w.Body)
 		}
-		f.advance(Lease + time.Second)
+		f.clock.Advance(Lease + time.Second)
 		if w := f.call(h, "k", `{"a":1}`); w.Code != http.StatusCreated || w.Header().Get(ReplayedHeader) != "" {
 			t.Fatalf("after the lease: %d %v %s", w.Code, w.Header(), w.Body)
 		}
-		later := f.clock()
+		later := f.clock.Now()
 		if err := tb.complete(ctx, f.st, hash, fp, "dead", later, later.Add(Retention), &answer{status: 418}); !errors.Is(err, errLost) {
 			t.Fatalf("the dead holder's late answer: %v, want errLost", err)
 		}
