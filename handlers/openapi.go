@@ -365,10 +365,10 @@ func problemResponses() obj {
 		case http.StatusUnauthorized:
 			r["headers"] = obj{"WWW-Authenticate": obj{"required": true, "description": "The scheme to authenticate with.",
 				"schema": obj{"type": "string", "examples": []string{`Bearer realm="credo"`}}}}
-		case http.StatusTooManyRequests, http.StatusConflict:
+		case http.StatusTooManyRequests:
 			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before the next attempt.",
 				"schema": obj{"type": "integer", "minimum": 0}}}
-		case http.StatusServiceUnavailable:
+		case http.StatusServiceUnavailable, http.StatusConflict:
 			r["headers"] = obj{"Retry-After": obj{"required": true, "description": "Seconds to wait before retrying.",
 				"schema": obj{"type": "integer", "minimum": 0}}}
 		}

@@ -34861,7 +34861,7 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse404Headers struct {
 
 // PostApiRegistrationsRegistrationCommandsCancelResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsCancel
 type PostApiRegistrationsRegistrationCommandsCancelResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -35126,7 +35126,7 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers 
 
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -35391,7 +35391,7 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Header
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
 type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -35656,7 +35656,7 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers struc
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRegisterLax
 type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -35871,7 +35871,7 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Heade
 
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -36136,7 +36136,7 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers struc
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsTransferLax
 type PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -41421,7 +41421,7 @@ type CreatePlatformActionResponse404Headers struct {
 
 // CreatePlatformActionResponse409Headers the declared response headers of an HTTP 409 response for CreatePlatformAction
 type CreatePlatformActionResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -43067,7 +43067,7 @@ type CreatePartitionFieldResponse404Headers struct {
 
 // CreatePartitionFieldResponse409Headers the declared response headers of an HTTP 409 response for CreatePartitionField
 type CreatePartitionFieldResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -46917,7 +46917,7 @@ type CreatePermissionResponse404Headers struct {
 
 // CreatePermissionResponse409Headers the declared response headers of an HTTP 409 response for CreatePermission
 type CreatePermissionResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -49620,7 +49620,7 @@ type CreateUserCommentResponse404Headers struct {
 
 // CreateUserCommentResponse409Headers the declared response headers of an HTTP 409 response for CreateUserComment
 type CreateUserCommentResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -51678,7 +51678,7 @@ type CreateUserFieldResponse404Headers struct {
 
 // CreateUserFieldResponse409Headers the declared response headers of an HTTP 409 response for CreateUserField
 type CreateUserFieldResponse409Headers struct {
-	RetryAfter *int
+	RetryAfter int
 	XRequestId string
 }
 
@@ -58065,10 +58065,10 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		var headers PostApiRegistrationsRegistrationCommandsCancelResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -58355,10 +58355,10 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -58645,10 +58645,10 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -58910,10 +58910,10 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -59200,10 +59200,10 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -59465,10 +59465,10 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -65689,10 +65689,10 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		var headers CreatePlatformActionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -67560,10 +67560,10 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		var headers CreatePartitionFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -72070,10 +72070,10 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		var headers CreatePermissionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -75174,10 +75174,10 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		var headers CreateUserCommentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -77649,10 +77649,10 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		var headers CreateUserFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
