@@ -3,16 +3,20 @@ package idempotency_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers"
 	"credo/handlers/idempotency"
+	"credo/handlers/observe"
 	"credo/internal/openapitest"
 	"credo/internal/testauth"
 	"credo/internal/testenv"
@@ -58,6 +62,7 @@ type server struct {
 	db        *engine.Database
 	keeper    *idempotency.Keeper
 	clock     *idempotency.Clock
+	metrics   *prometheus.Registry
 }
 
 func newServer(t *testing.T, b testenv.Backend) *server {
@@ -66,14 +71,16 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 	db, st := idempotency.OpenPartition(t, b, reg)
 	c := idempotency.NewClock()
 	k := idempotency.New(idempotency.Config{Now: c.Now})
-	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k}
+	metrics := prometheus.NewRegistry()
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k,
+		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}
 	h, err := srv.Handler()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
 	t.Cleanup(ts.Close)
-	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c}
+	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c, metrics: metrics}
 }
 
 // answer is a response read whole.
@@ -145,4 +152,27 @@ func sameAnswer(t *testing.T, what string, first, again answer) {
 	if again.header.Get(idempotency.ReplayedHeader) != "true" {
 		t.Errorf("%s: the replay is not marked %s: %v", what, idempotency.ReplayedHeader, again.header)
 	}
+}
+
+// counted returns credo_idempotency_requests_total per outcome.
+func (s *server) counted(t *testing.T) map[string]float64 {
+	t.Helper()
+	mfs, err := s.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != observe.MetricIdempotency {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }

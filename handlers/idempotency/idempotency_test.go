@@ -81,6 +81,10 @@ func TestRetriedCreate(t *testing.T) {
 				t.Fatalf("invalid body: %d %s", bad.status, bad.body)
 			}
 			sameAnswer(t, "retried 400", bad, s.post(t, comments, `{"CommentText":7}`, idempotency.KeyHeader, "k-bad"))
+			want := map[string]float64{"stored": 3, "replayed": 4, "mismatch": 2}
+			if got := s.counted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: %v, want %v", "credo_idempotency_requests_total", got, want)
+			}
 		})
 	}
 }

@@ -76,10 +76,10 @@ func FromContext(r *http.Request) *engine.Store { return engine.StoreFrom(r.Cont
 func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next problem.HandlerFunc) problem.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		key, err := keyOf(r)
-		if err != nil || key == "" {
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
+		}
+		if key == "" {
 			return next(w, r)
 		}
 		p := auth.FromContext(r.Context())
