@@ -2,12 +2,14 @@ package handlers_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers"
+	"credo/handlers/route"
 	"credo/internal/testauth"
 	"credo/internal/testenv"
 )
@@ -18,8 +20,9 @@ type partialAuthorizer struct{}
 func (partialAuthorizer) Allow(context.Context, *auth.Principal, string, string) error { return nil }
 func (partialAuthorizer) WriteCheck(string) (engine.WriteCheck, bool)                  { return nil, false }
 
-// TestServerFailsClosed: a server without an authenticator or an authorizer, or whose
-// authorizer lacks a write check that a descriptor names, is a construction error, never a
+// TestServerFailsClosed: a server without an authenticator or an authorizer, whose
+// authorizer lacks a write check that a descriptor names, or with a module that asks for an
+// Idempotency-Key it would not get, is a construction error, never a
 // server that lets callers through.
 func TestServerFailsClosed(t *testing.T) {
 	reg := registry(t)
@@ -38,6 +41,8 @@ func TestServerFailsClosed(t *testing.T) {
 		{"neither", &handlers.Server{Registry: reg, Database: db}, "authenticator"},
 		{"no database", &handlers.Server{Registry: reg, Auth: testauth.Operator(), Authz: testauth.AllowAll{}}, "database"},
 		{"a descriptor's check missing", &handlers.Server{Registry: reg, Database: db, Auth: testauth.Operator(), Authz: partialAuthorizer{}}, `"permission-grant"`},
+		{"a module marked Idempotent", &handlers.Server{Registry: reg, Database: db, Auth: testauth.Operator(), Authz: testauth.AllowAll{},
+			Modules: []route.Route{{Method: http.MethodPost, Path: "test/command", Tag: "platform", Idempotent: true}}}, "Idempotent"},
 	} {
 		h, err := tc.srv.Handler()
 		if err == nil || h != nil || !strings.Contains(err.Error(), tc.want) {

@@ -137,6 +137,11 @@ func (s *Server) Handler() (http.Handler, error) {
 		add(m.Method, m.Path, m.Handler)
 	}
 	for _, m := range s.Modules {
+		if m.Idempotent {
+			// The keeper would read the body under the generated routes' limit, not the
+			// module's own; a module that needs the protocol must first say its limit.
+			return nil, fmt.Errorf("handlers: %s %s is marked Idempotent, which v2 modules do not support yet", m.Method, m.Path)
+		}
 		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, m.Handler))
 		if m.Probe {
 			s.Observer.Route(v2Prefix + m.Path).Probe = true

@@ -57,8 +57,9 @@ type Route struct {
 	// a missing record, 406, 413, 415, 429, 503.
 	Errors []int
 	// Idempotent says that the route honours Idempotency-Key (handlers/idempotency): the
-	// server that mounts it wraps Handler with the keeper, and the document describes the
-	// header, the 409 and 422 it adds, and Idempotent-Replayed.
+	// version-1 router wraps Handler with the keeper, and the document describes the header,
+	// the 409 and 422 it adds, and Idempotent-Replayed. (The generated creates honour it
+	// without this mark; handlers.Server refuses a v2 module that sets it.)
 	Idempotent bool
 	// Handler serves the route; the partition's store is in the request context (engine.StoreFrom)
 	// and the caller in auth.FromContext.
