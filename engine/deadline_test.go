@@ -120,7 +120,15 @@ func TestStreamDeadlineIsPerRow(t *testing.T) {
 			reg := fixtureRegistry(t)
 			w := reg.MustByName("Widget")
 			p := testenv.Partition(t)
-			db, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(context.Background(), b.URL, []string{p}, reg)
+			// The partition is migrated under the default timeout first, so that the short one
+			// bounds only the stream, not the start-up work of a loaded machine.
+			first, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.Close()
+			const timeout = time.Second
+			db, err := engine.Limits{Timeout: timeout}.Open(context.Background(), b.URL, []string{p}, reg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,11 +140,11 @@ func TestStreamDeadlineIsPerRow(t *testing.T) {
 			n := 0
 			err = s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, func(engine.Record) error {
 				n++
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(timeout / 4)
 				return nil
 			})
 			if err != nil || n != 6 {
-				t.Fatalf("a 600 ms stream with a 300 ms timeout: %d rows, %v", n, err)
+				t.Fatalf("a stream of 6 × %v with a %v timeout: %d rows, %v", timeout/4, timeout, n, err)
 			}
 		})
 	}

@@ -118,6 +118,13 @@ func (p *process) wait(t *testing.T, limit time.Duration) (int, time.Duration) {
 
 // silentPostgres is a listener that accepts connections and never answers.
 func silentPostgres(t *testing.T) string {
+	addr, _ := silentPostgresAccepting(t)
+	return addr
+}
+
+// silentPostgresAccepting is silentPostgres that also says, by closing the channel, when it has
+// accepted its first connection: a client is then waiting for it.
+func silentPostgresAccepting(t *testing.T) (string, <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,6 +132,7 @@ func silentPostgres(t *testing.T) string {
 	}
 	var conns []net.Conn
 	var mu sync.Mutex
+	accepted := make(chan struct{})
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -132,6 +140,9 @@ func silentPostgres(t *testing.T) string {
 				return
 			}
 			mu.Lock()
+			if conns == nil {
+				close(accepted)
+			}
 			conns = append(conns, c)
 			mu.Unlock()
 		}
@@ -144,7 +155,7 @@ func silentPostgres(t *testing.T) string {
 		}
 		mu.Unlock()
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), accepted
 }
 
 // TestServeStartupTimeout: against a database that never answers, serve exits 1 within the
@@ -165,9 +176,14 @@ func TestServeStartupTimeout(t *testing.T) {
 
 // TestServeSignalDuringStartup: SIGTERM while start-up waits for the database exits at once.
 func TestServeSignalDuringStartup(t *testing.T) {
-	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", "postgres://credo@"+silentPostgres(t)+"/credo",
+	host, accepted := silentPostgresAccepting(t)
+	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", "postgres://credo@"+host+"/credo",
 		"--partitions", "e05", "--database-timeout", "1m")
-	time.Sleep(500 * time.Millisecond) // start-up is now waiting for the database
+	select { // start-up is waiting for the database once it has connected
+	case <-accepted:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("credo never connected to the database:\n%s", p.log())
+	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	code, took := p.wait(t, 10*time.Second)
 	if code != 0 || took > slack || !strings.Contains(p.log(), "interrupted during start-up") {
