@@ -51,12 +51,3 @@ func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
 }
-
-// Scope returns the organization a caller's queries are limited to: "" for operators and
-// anonymous internal calls, the caller's organization otherwise.
-func (p *Principal) Scope() string {
-	if p == nil || p.Operator {
-		return ""
-	}
-	return p.OrganizationIdentifier
-}

@@ -51,7 +51,7 @@ func TestSQLiteTransactionsBeginImmediate(t *testing.T) {
 		t.Fatalf("a writer outside any transaction: %v", err)
 	}
 	err = s.Transaction(context.Background(), func(tx *engine.Store) error {
-		if _, err := tx.Get(context.Background(), w, []any{rec.Get(w, "WidgetIdentifier")}, nil, ""); err != nil {
+		if _, err := tx.Get(context.Background(), w, []any{rec.Get(w, "WidgetIdentifier")}, nil, engine.AllOrganizations()); err != nil {
 			return err
 		}
 		// Only read so far: another writer must already be shut out.
@@ -92,11 +92,11 @@ func TestDeleteHookSeesTheRowItDeletes(t *testing.T) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				patchErr = s.Patch(ctx, m, key, []byte(fmt.Sprintf(`{"GroupIdentifier":%q}`, newGroup)), "")
+				patchErr = s.Patch(ctx, m, key, []byte(fmt.Sprintf(`{"GroupIdentifier":%q}`, newGroup)), engine.AllOrganizations())
 			}()
 			go func() {
 				defer wg.Done()
-				deleteErr = s.Delete(ctx, m, key, "")
+				deleteErr = s.Delete(ctx, m, key, engine.AllOrganizations())
 			}()
 			wg.Wait()
 			if deleteErr != nil {
@@ -107,7 +107,7 @@ func TestDeleteHookSeesTheRowItDeletes(t *testing.T) {
 			}
 			q := engine.Query{Conds: []engine.Cond{{Field: mustMember(t, del, "MembershipIdentifier"), Op: engine.MatchEq, Value: key[0]}},
 				Fields: del.Output, Take: 10, Page: 1}
-			recs, _, err := s.List(ctx, del, q)
+			recs, _, err := s.List(ctx, del, q, engine.AllOrganizations())
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("race %d: deletion records %v, %v; want 1", i, recs, err)
 			}

@@ -104,7 +104,7 @@ func (s *Store) where(tx *gorm.DB, r *Resource, q Query) *gorm.DB {
 			tx = tx.Where(s.linkCond(c.Field.Computed, c.Op, c.Value))
 		}
 	}
-	return s.scope(tx, r, q.Org)
+	return s.scope(tx, r, q.org)
 }
 
 // scope limits tx to an organization with the resource's scope conditions.
@@ -156,14 +156,17 @@ func (s *Store) listQuery(ctx context.Context, r *Resource, q Query) *gorm.DB {
 	return tx
 }
 
-// ListSQL returns the SQL and bind values of a list query without running it (golden tests).
-func (s *Store) ListSQL(r *Resource, q Query) (string, []any) {
+// ListSQL returns the SQL and bind values of a list query within scope without running it
+// (golden tests).
+func (s *Store) ListSQL(r *Resource, q Query, scope Scope) (string, []any) {
+	q.org = scope.orgFor(r)
 	stmt := s.listQuery(context.Background(), r, q).Session(&gorm.Session{DryRun: true}).Find(&[]map[string]any{}).Statement
 	return stmt.SQL.String(), stmt.Vars
 }
 
-// CountSQL returns the SQL and bind values of a count query without running it.
-func (s *Store) CountSQL(r *Resource, q Query) (string, []any) {
+// CountSQL returns the SQL and bind values of a count query within scope without running it.
+func (s *Store) CountSQL(r *Resource, q Query, scope Scope) (string, []any) {
+	q.org = scope.orgFor(r)
 	var n int64
 	stmt := s.where(s.from(context.Background(), r), r, q).Session(&gorm.Session{DryRun: true}).Count(&n).Statement
 	return stmt.SQL.String(), stmt.Vars

@@ -96,15 +96,15 @@ func (e *BulkError) add(row int, err error) {
 
 // InsertAll checks every record (CheckAll), then inserts them all in one transaction, in
 // batches. Any problem or failed insert writes nothing; problems carry the row index.
-func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string) error {
-	return s.InsertAllProgress(ctx, r, recs, presents, org, nil)
+func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope) error {
+	return s.InsertAllProgress(ctx, r, recs, presents, scope, nil)
 }
 
 // InsertAllProgress is InsertAll that calls progress, when not nil, with the number of records
 // written after each batch. The write check that ctx carries for r (WithWriteCheck) runs on
 // every record before anything is written; its refusal is returned as it is.
-func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string, progress func(written int)) error {
-	bulk, err := s.CheckAll(ctx, r, recs, presents, org)
+func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope, progress func(written int)) error {
+	bulk, err := s.CheckAll(ctx, r, recs, presents, scope)
 	if err != nil {
 		return fmt.Errorf("engine: load %s: %w", r.Name, err)
 	}

@@ -23,7 +23,11 @@ const existingBatch = 500
 //
 // A nil recs[i] is a row the caller could not decode: it is skipped, its index kept. The
 // result is nil when there is no problem; problems are ordered by row.
-func (s *Store) CheckAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, org string) (*BulkError, error) {
+func (s *Store) CheckAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope) (*BulkError, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	org := scope.orgFor(r)
 	bulk := &BulkError{}
 	ok := make([]bool, len(recs))
 	for i, rec := range recs {

@@ -131,7 +131,7 @@ func TestContentVisibleOnlyWhenComplete(t *testing.T) {
 			if n := chunkRows(t, s, "during"); n == 0 {
 				t.Error("no chunk written before the end of the fill")
 			}
-			if found, err := s.Exists(ctx, r, []any{"during", int64(1)}, ""); err != nil || found {
+			if found, err := s.Exists(ctx, r, []any{"during", int64(1)}, engine.AllOrganizations()); err != nil || found {
 				t.Errorf("record visible while its content is written: %v %v", found, err)
 			}
 			return nil
@@ -139,7 +139,7 @@ func TestContentVisibleOnlyWhenComplete(t *testing.T) {
 		if _, err := s.InsertWithContent(ctx, r, []any{"during", int64(1)}, fill, manual(r, "during", 1)); err != nil {
 			t.Fatal(err)
 		}
-		if found, _ := s.Exists(ctx, r, []any{"during", int64(1)}, ""); !found {
+		if found, _ := s.Exists(ctx, r, []any{"during", int64(1)}, engine.AllOrganizations()); !found {
 			t.Error("record missing after a complete write")
 		}
 
@@ -170,7 +170,7 @@ func TestContentVisibleOnlyWhenComplete(t *testing.T) {
 				t.Errorf("%s: %d chunks left behind", tc.name, n)
 			}
 		}
-		if found, _ := s.Exists(ctx, r, []any{"failed", int64(1)}, ""); found {
+		if found, _ := s.Exists(ctx, r, []any{"failed", int64(1)}, engine.AllOrganizations()); found {
 			t.Error("a failed write left a record")
 		}
 		// The write on a taken key failed at its first chunk and left the owner's content.
@@ -196,7 +196,7 @@ func TestContentDeletedWithRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := s.Delete(ctx, r, []any{"a", int64(2)}, ""); err != nil {
+		if err := s.Delete(ctx, r, []any{"a", int64(2)}, engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if n := chunkRows(t, s, "a"); n != 0 {
@@ -205,7 +205,7 @@ func TestContentDeletedWithRecord(t *testing.T) {
 		if _, err := s.OpenContent(ctx, r, []any{"a", int64(2)}); !engine.IsNotFound(err) {
 			t.Errorf("OpenContent after Delete: %v, want ErrNotFound", err)
 		}
-		if err := s.Delete(ctx, r, []any{"a", int64(2)}, ""); !engine.IsNotFound(err) {
+		if err := s.Delete(ctx, r, []any{"a", int64(2)}, engine.AllOrganizations()); !engine.IsNotFound(err) {
 			t.Errorf("second Delete: %v, want ErrNotFound", err)
 		}
 		c, err := s.OpenContent(ctx, r, []any{"b", int64(2)})
@@ -226,7 +226,7 @@ func TestContentDeletedWithRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		title, _ := r.Member("ManualTitle")
-		n, err := s.DeleteMatching(ctx, r, engine.Query{Conds: []engine.Cond{{Field: title, Op: engine.MatchEq, Value: "Manual"}}})
+		n, err := s.DeleteMatching(ctx, r, engine.Query{Conds: []engine.Cond{{Field: title, Op: engine.MatchEq, Value: "Manual"}}}, engine.AllOrganizations())
 		if err != nil || n != 1 {
 			t.Fatalf("DeleteMatching: %d, %v; want 1", n, err)
 		}

@@ -140,9 +140,9 @@ type progress struct {
 	expired atomic.Bool
 }
 
-// stream returns the context of a stream's statement and its progress deadline, armed; stop
+// streamProgress returns the context of a stream's statement and its progress deadline, armed; stop
 // releases both.
-func (s *Store) stream(ctx context.Context) (_ context.Context, _ *progress, stop func()) {
+func (s *Store) streamProgress(ctx context.Context) (_ context.Context, _ *progress, stop func()) {
 	if s.dialect != Postgres {
 		return ctx, nil, func() {}
 	}

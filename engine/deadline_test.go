@@ -59,17 +59,22 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 	proxy.Freeze()
 	ctx := context.Background()
 	ops := map[string]func() error{
-		"get": func() error { _, err := s.Get(ctx, w, []any{id}, nil, ""); return err },
+		"get": func() error { _, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations()); return err },
 		"list": func() error {
-			_, _, err := s.List(ctx, w, engine.Query{Page: 1, Take: 20, Sort: w.DefaultSort, Fields: w.Output})
+			_, _, err := s.List(ctx, w, engine.Query{Page: 1, Take: 20, Sort: w.DefaultSort, Fields: w.Output}, engine.AllOrganizations())
 			return err
 		},
-		"count": func() error { _, err := s.Count(ctx, w, engine.Query{}); return err },
+		"count": func() error { _, err := s.Count(ctx, w, engine.Query{}, engine.AllOrganizations()); return err },
 		"stream": func() error {
-			return s.Stream(ctx, w, engine.Query{Page: 1, Fields: w.Output}, func(engine.Record) error { return nil })
+			return s.Stream(ctx, w, engine.Query{Page: 1, Fields: w.Output}, engine.AllOrganizations(), func(engine.Record) error { return nil })
 		},
-		"create": func() error { _, err := s.Create(ctx, w, []byte(widget("F2", "")), ""); return err },
-		"patch":  func() error { return s.Patch(ctx, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), "") },
+		"create": func() error {
+			_, err := s.Create(ctx, w, []byte(widget("F2", "")), engine.AllOrganizations())
+			return err
+		},
+		"patch": func() error {
+			return s.Patch(ctx, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), engine.AllOrganizations())
+		},
 		"module": func() error {
 			var n int64
 			return engine.Translate(s.DB(ctx).Table(s.TableName(w)).Count(&n).Error)
@@ -94,7 +99,7 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 	wg.Wait()
 
 	proxy.Thaw()
-	if _, err := s.Get(ctx, w, []any{id}, nil, ""); err != nil {
+	if _, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations()); err != nil {
 		t.Errorf("get after the database answers again: %v", err)
 	}
 	if err := s.Ping(ctx); err != nil {
@@ -102,7 +107,7 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 	}
 
 	proxy.Freeze()
-	if _, err := s.Get(ctx, w, []any{id}, nil, ""); !errors.Is(err, engine.ErrUnavailable) {
+	if _, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations()); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("get frozen again: %v", err)
 	}
 	start := time.Now()
@@ -138,7 +143,7 @@ func TestStreamDeadlineIsPerRow(t *testing.T) {
 				mustCreate(t, s, w, widget(fmt.Sprintf("S%d", i), ""))
 			}
 			n := 0
-			err = s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, func(engine.Record) error {
+			err = s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, engine.AllOrganizations(), func(engine.Record) error {
 				n++
 				time.Sleep(timeout / 4)
 				return nil
@@ -175,7 +180,7 @@ func TestPingWhenPoolIsBusy(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					err := s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, func(engine.Record) error {
+					err := s.Stream(context.Background(), w, engine.Query{Page: 1, Sort: w.DefaultSort, Fields: w.Output}, engine.AllOrganizations(), func(engine.Record) error {
 						held <- struct{}{}
 						<-release
 						return nil
@@ -193,7 +198,10 @@ func TestPingWhenPoolIsBusy(t *testing.T) {
 				}
 			}
 			got := make(chan error, 1)
-			go func() { _, err := s.Get(context.Background(), w, []any{id}, nil, ""); got <- err }()
+			go func() {
+				_, err := s.Get(context.Background(), w, []any{id}, nil, engine.AllOrganizations())
+				got <- err
+			}()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			if err := s.Ping(ctx); err != nil {
@@ -304,11 +312,11 @@ func TestConnectionLimitIsUnavailable(t *testing.T) {
 				var err error
 				switch (g + i) % 4 {
 				case 0:
-					_, err = s.Get(context.Background(), w, []any{id}, nil, "")
+					_, err = s.Get(context.Background(), w, []any{id}, nil, engine.AllOrganizations())
 				case 1:
-					_, _, err = s.List(context.Background(), w, engine.Query{Page: 1, Take: 5, Sort: w.DefaultSort, Fields: w.Output})
+					_, _, err = s.List(context.Background(), w, engine.Query{Page: 1, Take: 5, Sort: w.DefaultSort, Fields: w.Output}, engine.AllOrganizations())
 				case 2:
-					_, err = s.Create(context.Background(), w, []byte(widget(fmt.Sprintf("L%d-%d", g, i), "")), "")
+					_, err = s.Create(context.Background(), w, []byte(widget(fmt.Sprintf("L%d-%d", g, i), "")), engine.AllOrganizations())
 				case 3:
 					var n int64
 					err = engine.Translate(s.DB(context.Background()).Table(s.TableName(w)).Count(&n).Error)
@@ -400,27 +408,27 @@ func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c teste
 	id := c.IDs[rng.IntN(len(c.IDs))]
 	switch rng.IntN(7) {
 	case 0:
-		_, err := s.Get(ctx, r, []any{id}, nil, "")
+		_, err := s.Get(ctx, r, []any{id}, nil, engine.AllOrganizations())
 		return err
 	case 1:
 		q, err := r.ParseQuery(url.Values{"UserIdentifier": {pair[1]}, "Take": {"20"}}, engine.KindList)
 		if err != nil {
 			return err
 		}
-		_, _, err = s.List(ctx, r, q)
+		_, _, err = s.List(ctx, r, q, engine.AllOrganizations())
 		return err
 	case 2:
 		q, err := r.ParseQuery(url.Values{"OrganizationIdentifier": {pair[0]}}, engine.KindCount)
 		if err != nil {
 			return err
 		}
-		_, err = s.Count(ctx, r, q)
+		_, err = s.Count(ctx, r, q, engine.AllOrganizations())
 		return err
 	case 3:
-		_, err := s.Create(ctx, r, fmt.Appendf(nil, `{"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentCreatedBy":%q,"CommentText":"x"}`, pair[0], pair[1], pair[1]), "")
+		_, err := s.Create(ctx, r, fmt.Appendf(nil, `{"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentCreatedBy":%q,"CommentText":"x"}`, pair[0], pair[1], pair[1]), engine.AllOrganizations())
 		return err
 	case 4:
-		return s.Patch(ctx, r, []any{id}, []byte(`{"CommentText":"y"}`), "")
+		return s.Patch(ctx, r, []any{id}, []byte(`{"CommentText":"y"}`), engine.AllOrganizations())
 	case 5:
 		var rows []map[string]any
 		return s.DB(ctx).Table(s.TableName(r)).Where("user_identifier = ?", pair[1]).Limit(20).Find(&rows).Error

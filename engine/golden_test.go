@@ -25,17 +25,16 @@ func TestGoldenSQL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list.Org = "org"
-			sql, _ := s.ListSQL(r, list)
+			sql, _ := s.ListSQL(r, list, engine.Organization("org"))
 			fmt.Fprintf(&b, "-- %s list\n%s;\n", r.Path, sql)
 			search, _ := r.ParseQuery(nil, engine.KindSearch)
-			sql, _ = s.ListSQL(r, search)
+			sql, _ = s.ListSQL(r, search, engine.AllOrganizations())
 			fmt.Fprintf(&b, "-- %s search\n%s;\n", r.Path, sql)
 			count := engine.Query{}
 			for _, f := range r.Filters {
 				count.Conds = append(count.Conds, engine.Cond{Field: f.Field, Op: f.Op, Value: sampleFor(f.Field)})
 			}
-			sql, _ = s.CountSQL(r, count)
+			sql, _ = s.CountSQL(r, count, engine.AllOrganizations())
 			fmt.Fprintf(&b, "-- %s count with every filter\n%s;\n", r.Path, sql)
 			fmt.Fprintf(&b, "-- %s insert\n%s;\n\n", r.Path, s.InsertSQL(r))
 		}

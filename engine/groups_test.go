@@ -383,7 +383,7 @@ func TestGroupsOnStores(t *testing.T) {
 				db.Close()
 			})
 			for _, r := range reg.Public() {
-				for _, org := range []string{"", orgA} {
+				for _, org := range []engine.Scope{engine.AllOrganizations(), engine.Organization(orgA)} {
 					if n := groupCount(t, s, r, org); n != 0 {
 						t.Errorf("%s: count %d in an empty partition", r.Path, n)
 					}
@@ -398,50 +398,50 @@ func TestGroupsOnStores(t *testing.T) {
 				`"ClassIdentifier":"` + eventE1 + `","ClassTitle":"Welding Basics",` +
 				`"ClassStarted":"2024-03-10T14:30:00-05:00","ClassEnded":"2024-03-10T18:00:00-05:00",` +
 				`"AchievementIdentifier":"` + achievementA1 + `","AchievementTitle":"Welder Level 1","AchievementCountGranted":3}`
-			if got := groupList(t, s, gradebooks, engine.KindSearch, orgA, "Identifier", gradebookG1); len(got) != 1 || got[0] != want {
+			if got := groupList(t, s, gradebooks, engine.KindSearch, engine.Organization(orgA), "Identifier", gradebookG1); len(got) != 1 || got[0] != want {
 				t.Errorf("gradebook search %v\nwant %s", got, want)
 			}
 			for _, tt := range []struct {
-				org    string
+				scope  engine.Scope
 				params []string
 				want   int
 			}{
-				{org: orgA, want: 2},
-				{org: orgB, want: 0},
-				{org: orgA, params: []string{"ClassIdentifier", eventE1}, want: 1},
-				{org: orgA, params: []string{"ClassInstructorIdentifier", instructor2}, want: 1},
-				{org: orgA, params: []string{"ClassTitle", "WELD"}, want: 1},
-				{org: orgA, params: []string{"ClassStartedSince", "2024-03-10T19:30:00Z"}, want: 1},
-				{org: orgA, params: []string{"ClassStartedBefore", "2024-03-10T19:30:00Z"}, want: 0},
-				{org: orgA, params: []string{"GradebookCreatedBefore", "2024-01-05T09:00:00Z"}, want: 0},
+				{scope: engine.Organization(orgA), want: 2},
+				{scope: engine.Organization(orgB), want: 0},
+				{scope: engine.Organization(orgA), params: []string{"ClassIdentifier", eventE1}, want: 1},
+				{scope: engine.Organization(orgA), params: []string{"ClassInstructorIdentifier", instructor2}, want: 1},
+				{scope: engine.Organization(orgA), params: []string{"ClassTitle", "WELD"}, want: 1},
+				{scope: engine.Organization(orgA), params: []string{"ClassStartedSince", "2024-03-10T19:30:00Z"}, want: 1},
+				{scope: engine.Organization(orgA), params: []string{"ClassStartedBefore", "2024-03-10T19:30:00Z"}, want: 0},
+				{scope: engine.Organization(orgA), params: []string{"GradebookCreatedBefore", "2024-01-05T09:00:00Z"}, want: 0},
 			} {
-				if got := len(groupList(t, s, gradebooks, engine.KindSearch, tt.org, tt.params...)); got != tt.want {
-					t.Errorf("gradebooks org %s %v: %d, want %d", tt.org, tt.params, got, tt.want)
+				if got := len(groupList(t, s, gradebooks, engine.KindSearch, tt.scope, tt.params...)); got != tt.want {
+					t.Errorf("gradebooks org %s %v: %d, want %d", tt.scope, tt.params, got, tt.want)
 				}
 			}
-			if got := groupList(t, s, gradebooks, engine.KindSearch, orgA, "Includes", "GradebookTitle"); fmt.Sprint(got) != `[{"GradebookTitle":"Autumn"} {"GradebookTitle":"Spring welding"}]` {
+			if got := groupList(t, s, gradebooks, engine.KindSearch, engine.Organization(orgA), "Includes", "GradebookTitle"); fmt.Sprint(got) != `[{"GradebookTitle":"Autumn"} {"GradebookTitle":"Spring welding"}]` {
 				t.Errorf("gradebooks by default sort: %v", got)
 			}
 			for _, tt := range []struct {
-				name string
-				org  string
-				want int
+				name  string
+				scope engine.Scope
+				want  int
 			}{
-				{name: "User", org: orgA, want: 2},
-				{name: "User", org: orgB, want: 1},
-				{name: "User", want: 2},
-				{name: "UserConnection", org: orgA, want: 1},
-				{name: "UserConnection", org: orgB, want: 0},
-				{name: "MembershipReason", org: orgA, want: 1},
-				{name: "MembershipReason", org: orgB, want: 0},
+				{name: "User", scope: engine.Organization(orgA), want: 2},
+				{name: "User", scope: engine.Organization(orgB), want: 1},
+				{name: "User", scope: engine.AllOrganizations(), want: 2},
+				{name: "UserConnection", scope: engine.Organization(orgA), want: 1},
+				{name: "UserConnection", scope: engine.Organization(orgB), want: 0},
+				{name: "MembershipReason", scope: engine.Organization(orgA), want: 1},
+				{name: "MembershipReason", scope: engine.Organization(orgB), want: 0},
 			} {
-				if got := groupCount(t, s, reg.MustByName(tt.name), tt.org); got != int64(tt.want) {
-					t.Errorf("%s in org %q: %d, want %d", tt.name, tt.org, got, tt.want)
+				if got := groupCount(t, s, reg.MustByName(tt.name), tt.scope); got != int64(tt.want) {
+					t.Errorf("%s in org %q: %d, want %d", tt.name, tt.scope, got, tt.want)
 				}
 			}
 			permissions := reg.MustByName("Permission")
 			rec := seedCreate(t, s, "Permission", `{"GroupIdentifier":"`+groupG1+`","ObjectIdentifier":"`+orgB+`","AllowRead":true,"AllowWrite":true,"AllowTrialAccess":true,"PermissionMask":999}`)
-			got, err := s.Get(ctx, permissions, []any{rec.Get(permissions, "PermissionIdentifier")}, nil, "")
+			got, err := s.Get(ctx, permissions, []any{rec.Get(permissions, "PermissionIdentifier")}, nil, engine.AllOrganizations())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,10 +449,10 @@ func TestGroupsOnStores(t *testing.T) {
 				t.Errorf("permission mask %v slug %v, want 6 course-admins", mask, slug)
 			}
 			memberships := reg.MustByName("Membership")
-			if err := s.Delete(ctx, memberships, []any{membershipM1}, orgA); err != nil {
+			if err := s.Delete(ctx, memberships, []any{membershipM1}, engine.Organization(orgA)); err != nil {
 				t.Fatal(err)
 			}
-			if got := groupList(t, s, reg.MustByName("MembershipDeletion"), engine.KindList, orgA, "MembershipIdentifier", membershipM1, "Excludes", "DeletionIdentifier,DeletionWhen"); len(got) != 1 ||
+			if got := groupList(t, s, reg.MustByName("MembershipDeletion"), engine.KindList, engine.Organization(orgA), "MembershipIdentifier", membershipM1, "Excludes", "DeletionIdentifier,DeletionWhen"); len(got) != 1 ||
 				got[0] != `{"GroupIdentifier":"`+groupG1+`","MembershipIdentifier":"`+membershipM1+`","OrganizationIdentifier":"`+orgA+`","UserIdentifier":"`+userU1+`"}` {
 				t.Errorf("membership deletions %v", got)
 			}
@@ -504,14 +504,14 @@ func seedGroups(t *testing.T, s *engine.Store) {
 
 func seedCreate(t *testing.T, s *engine.Store, name, body string) engine.Record {
 	t.Helper()
-	rec, err := s.Create(context.Background(), s.Registry().MustByName(name), []byte(body), "")
+	rec, err := s.Create(context.Background(), s.Registry().MustByName(name), []byte(body), engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
 	return rec
 }
 
-func groupQuery(t *testing.T, r *engine.Resource, kind engine.Kind, org string, params []string) engine.Query {
+func groupQuery(t *testing.T, r *engine.Resource, kind engine.Kind, params []string) engine.Query {
 	t.Helper()
 	v := url.Values{}
 	for i := 0; i+1 < len(params); i += 2 {
@@ -521,15 +521,12 @@ func groupQuery(t *testing.T, r *engine.Resource, kind engine.Kind, org string, 
 	if err != nil {
 		t.Fatalf("%s %v: %v", r.Name, params, err)
 	}
-	if r.Scoped() {
-		q.Org = org
-	}
 	return q
 }
 
-func groupCount(t *testing.T, s *engine.Store, r *engine.Resource, org string) int64 {
+func groupCount(t *testing.T, s *engine.Store, r *engine.Resource, scope engine.Scope) int64 {
 	t.Helper()
-	n, err := s.Count(context.Background(), r, groupQuery(t, r, engine.KindCount, org, nil))
+	n, err := s.Count(context.Background(), r, groupQuery(t, r, engine.KindCount, nil), scope)
 	if err != nil {
 		t.Fatalf("count %s: %v", r.Name, err)
 	}
@@ -537,10 +534,10 @@ func groupCount(t *testing.T, s *engine.Store, r *engine.Resource, org string) i
 }
 
 // groupList runs a list or search and returns its records as JSON objects.
-func groupList(t *testing.T, s *engine.Store, r *engine.Resource, kind engine.Kind, org string, params ...string) []string {
+func groupList(t *testing.T, s *engine.Store, r *engine.Resource, kind engine.Kind, scope engine.Scope, params ...string) []string {
 	t.Helper()
-	q := groupQuery(t, r, kind, org, params)
-	recs, _, err := s.List(context.Background(), r, q)
+	q := groupQuery(t, r, kind, params)
+	recs, _, err := s.List(context.Background(), r, q, scope)
 	if err != nil {
 		t.Fatalf("list %s %v: %v", r.Name, params, err)
 	}

@@ -101,6 +101,6 @@ func membershipDeletion(ctx context.Context, tx *Store, r *Resource, rec Record)
 		set(name, rec.Get(r, name))
 	}
 	set("DeletionWhen", Now())
-	_, err := tx.Insert(ctx, del, out, present, "")
+	_, err := tx.Insert(ctx, del, out, present, AllOrganizations())
 	return err
 }

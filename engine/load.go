@@ -535,7 +535,7 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 		if !ok || !f.Stored() || f.Type != TypeUUID || f.WriteOnly {
 			return p.errAt(s.Field, "scope field %q is not a stored uuid field that is output", s.Field)
 		}
-		sc := Scope{Field: f}
+		sc := ScopeCond{Field: f}
 		if s.Via != nil {
 			if s.Via.Local == "" {
 				s.Via.Local = s.Field

@@ -41,7 +41,7 @@ func TestOpenPlaced(t *testing.T) {
 			st2, _ := db.Store(two)
 			body := widget("SAME", `,"WidgetIdentifier":"0190a6f0-0000-7000-8000-0000000000f1"`)
 			for _, st := range []*engine.Store{st1, st2} {
-				if _, err := st.Create(ctx, r, []byte(body), ""); err != nil {
+				if _, err := st.Create(ctx, r, []byte(body), engine.AllOrganizations()); err != nil {
 					t.Fatalf("create in %s: %v", st.Partition, err)
 				}
 				if err := st.Ping(ctx); err != nil {
@@ -49,13 +49,13 @@ func TestOpenPlaced(t *testing.T) {
 				}
 			}
 			// The same key in both partitions is two records, one on each database.
-			if err := st2.Delete(ctx, r, []any{"0190a6f0-0000-7000-8000-0000000000f1"}, ""); err != nil {
+			if err := st2.Delete(ctx, r, []any{"0190a6f0-0000-7000-8000-0000000000f1"}, engine.AllOrganizations()); err != nil {
 				t.Fatal(err)
 			}
-			if found, err := st1.Exists(ctx, r, []any{"0190a6f0-0000-7000-8000-0000000000f1"}, ""); err != nil || !found {
+			if found, err := st1.Exists(ctx, r, []any{"0190a6f0-0000-7000-8000-0000000000f1"}, engine.AllOrganizations()); err != nil || !found {
 				t.Errorf("deleting in %s removed %s's record: %v %v", two, one, found, err)
 			}
-			if _, err := st2.Create(ctx, r, []byte(body), ""); err != nil {
+			if _, err := st2.Create(ctx, r, []byte(body), engine.AllOrganizations()); err != nil {
 				t.Fatal(err)
 			}
 			// Where the data is, asked of each database directly.

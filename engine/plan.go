@@ -146,8 +146,8 @@ func (s *Store) query(ctx context.Context, key string, values []any, build func(
 	return build(values).WithContext(ctx).Rows()
 }
 
-// count runs a count query like query.
-func (s *Store) count(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (int64, error) {
+// countRows runs a count query like query.
+func (s *Store) countRows(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (int64, error) {
 	var n int64
 	ctx = s.detach(ctx)
 	if key != "" {
@@ -280,7 +280,7 @@ func shape(op string, r *Resource, q Query) string {
 	b.WriteString(strconv.Itoa(q.Take))
 	b.WriteByte(' ')
 	b.WriteString(strconv.Itoa(q.Page))
-	if q.Org != "" {
+	if q.org != "" {
 		b.WriteString(" org")
 	}
 	return b.String()
@@ -293,8 +293,8 @@ func condValues(q Query) []any {
 	for _, c := range q.Conds {
 		vals = append(vals, c.Value)
 	}
-	if q.Org != "" {
-		vals = append(vals, q.Org)
+	if q.org != "" {
+		vals = append(vals, q.org)
 	}
 	return vals
 }
@@ -307,8 +307,8 @@ func withValues(q Query, vals []any) Query {
 		conds[i] = c
 	}
 	q.Conds = conds
-	if q.Org != "" {
-		q.Org, _ = vals[len(conds)].(string)
+	if q.org != "" {
+		q.org, _ = vals[len(conds)].(string)
 	}
 	return q
 }

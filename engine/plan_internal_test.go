@@ -26,31 +26,31 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	s, _ := db.Store("p1")
 	w := reg.MustByName("Widget")
 	org := "0190a6f0-0000-7000-8000-00000000000a"
-	rec, err := s.Create(ctx, w, []byte(`{"OrganizationIdentifier":"`+org+`","WidgetCode":"P1","WidgetMade":"2024-03-10T14:30:00-06:00"}`), "")
+	rec, err := s.Create(ctx, w, []byte(`{"OrganizationIdentifier":"`+org+`","WidgetCode":"P1","WidgetMade":"2024-03-10T14:30:00-06:00"}`), AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := []any{rec.Get(w, "WidgetIdentifier")}
 	for range 2 {
-		if _, err := s.Get(ctx, w, key, nil, org); err != nil {
+		if _, err := s.Get(ctx, w, key, nil, Organization(org)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := s.plans.plans[shape("get", w, Query{Fields: w.Output, Org: org})]
+	p := s.plans.plans[shape("get", w, Query{Fields: w.Output, org: org})]
 	if p == nil || len(p.slots) < 2 {
 		t.Fatalf("get has no reusable plan: %+v", p)
 	}
-	if _, err := s.Get(ctx, w, []any{"0190a6f0-0000-7000-8000-0000000000ff"}, nil, org); !IsNotFound(err) {
+	if _, err := s.Get(ctx, w, []any{"0190a6f0-0000-7000-8000-0000000000ff"}, nil, Organization(org)); !IsNotFound(err) {
 		t.Errorf("a planned get of a missing key: %v", err)
 	}
-	if _, err := s.Get(ctx, w, key, nil, "0190a6f0-0000-7000-8000-0000000000bb"); !IsNotFound(err) {
+	if _, err := s.Get(ctx, w, key, nil, Organization("0190a6f0-0000-7000-8000-0000000000bb")); !IsNotFound(err) {
 		t.Errorf("a planned get in another organization: %v", err)
 	}
 	q, err := w.ParseQuery(url.Values{"WidgetCode": {"P1"}}, KindList)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if recs, n, err := s.List(ctx, w, q); err != nil || n != 1 || len(recs) != 1 {
+	if recs, n, err := s.List(ctx, w, q, AllOrganizations()); err != nil || n != 1 || len(recs) != 1 {
 		t.Fatalf("list: %v %d %v", recs, n, err)
 	}
 	if s.plans.plans[shape("list", w, q)] == nil {
@@ -60,7 +60,7 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	if shape("list", w, q) != "" {
 		t.Error("a datetime filter must not be planned: its value is rewritten")
 	}
-	if recs, _, err := s.List(ctx, w, q); err != nil || len(recs) != 1 {
+	if recs, _, err := s.List(ctx, w, q, AllOrganizations()); err != nil || len(recs) != 1 {
 		t.Fatalf("unplanned list: %v %v", recs, err)
 	}
 }

@@ -52,7 +52,7 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 		}
 		recs[i], presents[i] = rec, present
 	}
-	if err := s.InsertAll(ctx, r, recs, presents, ""); err != nil {
+	if err := s.InsertAll(ctx, r, recs, presents, engine.AllOrganizations()); err != nil {
 		t.Fatal(err)
 	}
 	someID = recs[4242].Get(r, "CommentIdentifier").(string)
@@ -70,7 +70,7 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 	}
 	for name, params := range cases {
 		q := query(t, r, engine.KindList, params)
-		sql, vars := s.ListSQL(r, q)
+		sql, vars := s.ListSQL(r, q, engine.AllOrganizations())
 		var plan []string
 		if err := s.DB(ctx).Raw("EXPLAIN "+sql, vars...).Scan(&plan).Error; err != nil {
 			t.Fatalf("%s: explain: %v", name, err)

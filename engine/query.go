@@ -33,8 +33,9 @@ type Query struct {
 	// Fields is the projection, in output order.
 	Fields []*Field
 	Format Format
-	// Org limits the query to one organization when the resource is scoped; "" means no limit.
-	Org string
+	// org is the organization the verb's scope limits the query to ("" for none); the verbs
+	// set it from their Scope argument.
+	org string
 	// Origin holds the Origin.* parameters, checked and kept for logging only.
 	Origin map[string]string
 }

@@ -108,13 +108,13 @@ func BenchmarkBuildSQL(b *testing.B) {
 	b.Run("list", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.ListSQL(r, q)
+			s.ListSQL(r, q, engine.AllOrganizations())
 		}
 	})
 	b.Run("count", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.CountSQL(r, q)
+			s.CountSQL(r, q, engine.AllOrganizations())
 		}
 	})
 }
@@ -165,7 +165,7 @@ func BenchmarkStore(b *testing.B) {
 			b.Run("Get", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := s.Get(ctx, d.r, []any{d.ids[rng.IntN(len(d.ids))]}, nil, ""); err != nil {
+					if _, err := s.Get(ctx, d.r, []any{d.ids[rng.IntN(len(d.ids))]}, nil, engine.AllOrganizations()); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -177,7 +177,7 @@ func BenchmarkStore(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, _, err := s.List(ctx, d.r, q); err != nil {
+					if _, _, err := s.List(ctx, d.r, q, engine.AllOrganizations()); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -189,7 +189,7 @@ func BenchmarkStore(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := s.Count(ctx, d.r, q); err != nil {
+					if _, err := s.Count(ctx, d.r, q, engine.AllOrganizations()); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -199,7 +199,7 @@ func BenchmarkStore(b *testing.B) {
 				for b.Loop() {
 					pair := d.pairs[rng.IntN(len(d.pairs))]
 					body := fmt.Appendf(nil, `{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"bench create"}`, pair[1], pair[0], pair[1])
-					if _, err := s.Create(ctx, d.r, body, ""); err != nil {
+					if _, err := s.Create(ctx, d.r, body, engine.AllOrganizations()); err != nil {
 						b.Fatal(err)
 					}
 				}

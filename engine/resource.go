@@ -110,8 +110,8 @@ type SortTerm struct {
 	Desc  bool
 }
 
-// Scope is one organization condition (see ScopeSpec).
-type Scope struct {
+// ScopeCond is one organization condition (see ScopeSpec).
+type ScopeCond struct {
 	Field *Field
 	Via   *Computed
 }
@@ -136,7 +136,7 @@ type Resource struct {
 	Key          []*Field
 	Filters      []*Filter
 	DefaultSort  []SortTerm
-	Scope        []Scope
+	Scope        []ScopeCond
 	Unique       [][]*Field
 	Indexes      [][]*Field
 	MaxTake      int

@@ -46,7 +46,7 @@ func eachStore(t *testing.T, reg *engine.Registry, fn func(t *testing.T, s *engi
 
 func mustCreate(t *testing.T, s *engine.Store, r *engine.Resource, body string) engine.Record {
 	t.Helper()
-	rec, err := s.Create(context.Background(), r, []byte(body), "")
+	rec, err := s.Create(context.Background(), r, []byte(body), engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("create %s: %v", body, err)
 	}
@@ -67,7 +67,7 @@ func TestStoreCreateGetRoundTrip(t *testing.T) {
 		if !strings.HasPrefix(id, "01") || len(id) != 36 {
 			t.Errorf("new key %q is not a UUIDv7", id)
 		}
-		got, err := s.Get(ctx, w, []any{id}, nil, "")
+		got, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestStoreCreateGetRoundTrip(t *testing.T) {
 		if js := string(engine.AppendJSON(nil, got, w.Output)); js != want {
 			t.Errorf("get:\n got %s\nwant %s", js, want)
 		}
-		if _, err := s.Get(ctx, w, []any{id}, nil, wOrgB); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := s.Get(ctx, w, []any{id}, nil, engine.Organization(wOrgB)); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("get from another organization: %v, want ErrNotFound", err)
 		}
 	})
@@ -109,7 +109,7 @@ func TestStoreValidation(t *testing.T) {
 	}
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		for _, tt := range tests {
-			_, err := s.Create(context.Background(), w, []byte(tt.body), "")
+			_, err := s.Create(context.Background(), w, []byte(tt.body), engine.AllOrganizations())
 			var verr *engine.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrInvalid) {
 				t.Errorf("%s: err = %v, want a ValidationError", tt.name, err)
@@ -119,7 +119,7 @@ func TestStoreValidation(t *testing.T) {
 				t.Errorf("%s: problems %v do not name %s", tt.name, verr.Fields, tt.member)
 			}
 		}
-		n, err := s.Count(context.Background(), w, engine.Query{})
+		n, err := s.Count(context.Background(), w, engine.Query{}, engine.AllOrganizations())
 		if err != nil || n != 0 {
 			t.Errorf("count after refused creates = %d, %v; want 0 (nothing half-written)", n, err)
 		}
@@ -132,7 +132,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		ctx := context.Background()
 		first := mustCreate(t, s, w, widget("DUP", ""))
-		_, err := s.Create(ctx, w, []byte(widget("DUP", "")), "")
+		_, err := s.Create(ctx, w, []byte(widget("DUP", "")), engine.AllOrganizations())
 		var verr *engine.ValidationError
 		if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) || verr.Fields["WidgetCode"] == nil {
 			t.Fatalf("duplicate unique: %v, want a conflict naming WidgetCode", err)
@@ -148,7 +148,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 			{name: "duplicate key and unique constraint", body: widget("DUP", id), want: []string{"WidgetIdentifier"}},
 			{name: "duplicate unique constraint", body: widget("DUP", ""), want: []string{"OrganizationIdentifier", "WidgetCode"}},
 		} {
-			_, err := s.Create(ctx, w, []byte(tt.body), "")
+			_, err := s.Create(ctx, w, []byte(tt.body), engine.AllOrganizations())
 			var verr *engine.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) {
 				t.Errorf("%s: %v, want a conflict", tt.name, err)
@@ -165,7 +165,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		var bulk *engine.BulkError
-		if err := s.InsertAll(ctx, w, recs, presents, ""); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, recs, presents, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
 			t.Errorf("load of a stored key: %v, want a problem of row 0 naming WidgetIdentifier", err)
 		}
 		twice := fmt.Sprintf(`,"WidgetIdentifier":%q`, "0190a6f0-0000-7000-8000-0000000000f1")
@@ -173,10 +173,10 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertAll(ctx, w, recs, presents, ""); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, recs, presents, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
 			t.Errorf("load repeating a key: %v, want a problem of row 1 naming WidgetIdentifier", err)
 		}
-		if n, _ := s.Count(ctx, w, engine.Query{}); n != 1 {
+		if n, _ := s.Count(ctx, w, engine.Query{}, engine.AllOrganizations()); n != 1 {
 			t.Errorf("%d widgets after refused creates and loads, want 1", n)
 		}
 	})
@@ -190,44 +190,44 @@ func TestStoreUpdatePatchDelete(t *testing.T) {
 		rec := mustCreate(t, s, w, widget("U1", `,"WidgetTitle":"T","WidgetSize":5`))
 		key := []any{rec.Get(w, "WidgetIdentifier")}
 		other := "0190a6f0-0000-7000-8000-0000000000ff"
-		if err := s.Update(ctx, w, key, []byte(widget("U1", fmt.Sprintf(`,"WidgetIdentifier":%q`, other))), ""); !errors.Is(err, engine.ErrInvalid) {
+		if err := s.Update(ctx, w, key, []byte(widget("U1", fmt.Sprintf(`,"WidgetIdentifier":%q`, other))), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("update with another body key: %v, want ErrInvalid", err)
 		}
-		if err := s.Update(ctx, w, key, []byte(widget("U2", "")), ""); err != nil {
+		if err := s.Update(ctx, w, key, []byte(widget("U2", "")), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := s.Get(ctx, w, key, nil, "")
+		got, _ := s.Get(ctx, w, key, nil, engine.AllOrganizations())
 		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetTitle") != nil || got.Get(w, "WidgetSize") != nil {
 			t.Errorf("update is a full replacement; got %v", got)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"WidgetSize":7}`), ""); err != nil {
+		if err := s.Patch(ctx, w, key, []byte(`{"WidgetSize":7}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"WidgetEnabled":null}`), ""); !errors.Is(err, engine.ErrInvalid) {
+		if err := s.Patch(ctx, w, key, []byte(`{"WidgetEnabled":null}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("patch null into non-nullable: %v, want ErrInvalid", err)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000"}`), ""); !errors.Is(err, engine.ErrInvalid) {
+		if err := s.Patch(ctx, w, key, []byte(`{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000"}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("patch the nil UUID into a required reference: %v, want ErrInvalid", err)
 		}
-		got, _ = s.Get(ctx, w, key, nil, "")
+		got, _ = s.Get(ctx, w, key, nil, engine.AllOrganizations())
 		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetSize") != int64(7) {
 			t.Errorf("patch keeps other members; got %v", got)
 		}
 		missing := []any{other}
 		for name, err := range map[string]error{
-			"update": s.Update(ctx, w, missing, []byte(widget("X", "")), ""),
-			"patch":  s.Patch(ctx, w, missing, []byte(`{}`), ""),
-			"delete": s.Delete(ctx, w, missing, ""),
-			"scoped": s.Delete(ctx, w, key, wOrgB),
+			"update": s.Update(ctx, w, missing, []byte(widget("X", "")), engine.AllOrganizations()),
+			"patch":  s.Patch(ctx, w, missing, []byte(`{}`), engine.AllOrganizations()),
+			"delete": s.Delete(ctx, w, missing, engine.AllOrganizations()),
+			"scoped": s.Delete(ctx, w, key, engine.Organization(wOrgB)),
 		} {
 			if !errors.Is(err, engine.ErrNotFound) {
 				t.Errorf("%s of a missing record: %v, want ErrNotFound", name, err)
 			}
 		}
-		if err := s.Delete(ctx, w, key, wOrgA); err != nil {
+		if err := s.Delete(ctx, w, key, engine.Organization(wOrgA)); err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := s.Exists(ctx, w, key, ""); ok {
+		if ok, _ := s.Exists(ctx, w, key, engine.AllOrganizations()); ok {
 			t.Error("record exists after delete")
 		}
 	})
@@ -257,7 +257,7 @@ func TestStorePagingReturnsEveryRecordOnce(t *testing.T) {
 		}
 		seen := map[any]int{}
 		for page := 1; page <= 8; page++ {
-			recs, total, err := s.List(ctx, w, query(t, w, engine.KindList, fmt.Sprintf("Take=7&Page=%d&Sort=WidgetSize desc", page)))
+			recs, total, err := s.List(ctx, w, query(t, w, engine.KindList, fmt.Sprintf("Take=7&Page=%d&Sort=WidgetSize desc", page)), engine.AllOrganizations())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,10 +299,10 @@ func TestStoreFilters(t *testing.T) {
 			f, _ := part.Member(name)
 			rec[f.Index], present[f.Index] = v, true
 		}
-		if _, err := s.Insert(ctx, part, rec, present, ""); err != nil {
+		if _, err := s.Insert(ctx, part, rec, present, engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Patch(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, []byte(fmt.Sprintf(`{"PartIdentifier":%q}`, pid)), ""); err != nil {
+		if err := s.Patch(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, []byte(fmt.Sprintf(`{"PartIdentifier":%q}`, pid)), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		tests := []struct {
@@ -341,7 +341,7 @@ func TestStoreFilters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tt.params, err)
 			}
-			recs, _, err := s.List(ctx, w, q)
+			recs, _, err := s.List(ctx, w, q, engine.AllOrganizations())
 			if err != nil {
 				t.Fatalf("%s: %v", tt.params, err)
 			}
@@ -354,14 +354,14 @@ func TestStoreFilters(t *testing.T) {
 			}
 		}
 		// Search projects the reduced record with its computed count.
-		recs, _, err := s.List(ctx, w, query(t, w, engine.KindSearch, "WidgetCode=F1"))
+		recs, _, err := s.List(ctx, w, query(t, w, engine.KindSearch, "WidgetCode=F1"), engine.AllOrganizations())
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("search: %v %v", recs, err)
 		}
 		if js := string(engine.AppendJSON(nil, recs[0], w.SearchFields)); !strings.Contains(js, `"PartCount":1`) || strings.Contains(js, "WidgetTitle") {
 			t.Errorf("search record %s", js)
 		}
-		got, _ := s.Get(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, nil, "")
+		got, _ := s.Get(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, nil, engine.AllOrganizations())
 		if got.Get(w, "PartName") != "Sprocket" {
 			t.Errorf("computed lookup PartName = %v", got.Get(w, "PartName"))
 		}

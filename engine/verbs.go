@@ -28,8 +28,15 @@ func (s *Store) transaction(ctx context.Context, fn func(tx *Store) error) error
 	return s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error { return fn(s.withDB(db)) })
 }
 
-// Get returns the record with key, projected to fields (nil: the full record), within org.
-func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, org string) (Record, error) {
+// Get returns the record with key, projected to fields (nil: the full record), within scope.
+func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (Record, error) {
+	if err := scope.check(); err != nil {
+		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, err)
+	}
+	return s.get(ctx, r, key, fields, scope.orgFor(r))
+}
+
+func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field, org string) (Record, error) {
 	if fields == nil {
 		fields = r.Output
 	}
@@ -47,8 +54,15 @@ func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field
 	return newScanner(r, fields).scan(rows)
 }
 
-// Exists reports whether the record with key exists within org.
-func (s *Store) Exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
+// Exists reports whether the record with key exists within scope.
+func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope) (bool, error) {
+	if err := scope.check(); err != nil {
+		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, err)
+	}
+	return s.exists(ctx, r, key, scope.orgFor(r))
+}
+
+func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
 	rows, err := s.byKey(ctx, "exists", r, key, nil, org)
 	if err != nil {
 		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
@@ -82,7 +96,7 @@ func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fi
 	// A key lookup is one index probe: it runs to its end (within the store's timeout on
 	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
 	// query to watch the request for cancellation.
-	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, Org: org}), vals, build)
+	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, org: org}), vals, build)
 }
 
 // getForUpdate reads the stored members of the record with key within org for a
@@ -96,7 +110,7 @@ func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org st
 	if org != "" {
 		vals = append(vals, org)
 	}
-	rows, err := s.query(ctx, shape("lock", r, Query{Fields: r.Fields, Org: org}), vals, func(v []any) *gorm.DB {
+	rows, err := s.query(ctx, shape("lock", r, Query{Fields: r.Fields, org: org}), vals, func(v []any) *gorm.DB {
 		o := ""
 		if org != "" {
 			o, _ = v[len(key)].(string)
@@ -120,10 +134,18 @@ func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org st
 	return newScanner(r, r.Fields).scan(rows)
 }
 
-// Count returns how many records match q.
-func (s *Store) Count(ctx context.Context, r *Resource, q Query) (int64, error) {
+// Count returns how many records match q within scope.
+func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (int64, error) {
+	if err := scope.check(); err != nil {
+		return 0, fmt.Errorf("engine: count %s: %w", r.Name, err)
+	}
+	q.org = scope.orgFor(r)
+	return s.count(ctx, r, q)
+}
+
+func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) {
 	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
-	n, err := s.count(ctx, shape("count", r, q), condValues(q), func(v []any) *gorm.DB {
+	n, err := s.countRows(ctx, shape("count", r, q), condValues(q), func(v []any) *gorm.DB {
 		return s.where(s.from(ctx, r), r, withValues(q, v))
 	})
 	if err != nil {
@@ -132,11 +154,15 @@ func (s *Store) Count(ctx context.Context, r *Resource, q Query) (int64, error) 
 	return n, nil
 }
 
-// List returns one page of q and the total number of matches. A first page shorter than Take
-// is the whole result, so the count statement is skipped.
-func (s *Store) List(ctx context.Context, r *Resource, q Query) ([]Record, int64, error) {
+// List returns one page of q within scope and the total number of matches. A first page
+// shorter than Take is the whole result, so the count statement is skipped.
+func (s *Store) List(ctx context.Context, r *Resource, q Query, scope Scope) ([]Record, int64, error) {
+	if err := scope.check(); err != nil {
+		return nil, 0, fmt.Errorf("engine: list %s: %w", r.Name, err)
+	}
+	q.org = scope.orgFor(r)
 	recs := make([]Record, 0, min(q.Take, 64))
-	err := s.Stream(ctx, r, q, func(rec Record) error {
+	err := s.stream(ctx, r, q, func(rec Record) error {
 		recs = append(recs, rec)
 		return nil
 	})
@@ -146,21 +172,29 @@ func (s *Store) List(ctx context.Context, r *Resource, q Query) ([]Record, int64
 	if q.Page == 1 && len(recs) < q.Take {
 		return recs, int64(len(recs)), nil
 	}
-	total, err := s.Count(ctx, r, q)
+	total, err := s.count(ctx, r, q)
 	return recs, total, err
 }
 
-// Stream calls fn for every record of q's page (every match when q.Take is 0), reading rows
-// one by one so that memory stays flat whatever the size.
+// Stream calls fn for every record of q's page within scope (every match when q.Take is 0),
+// reading rows one by one so that memory stays flat whatever the size.
 //
 // A page (q.Take > 0) is one statement within the store's timeout; a stream of every match
 // must instead receive each row within it (see progress), so that an export's time can grow
 // with the table.
-func (s *Store) Stream(ctx context.Context, r *Resource, q Query, fn func(Record) error) error {
+func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, fn func(Record) error) error {
+	if err := scope.check(); err != nil {
+		return fmt.Errorf("engine: list %s: %w", r.Name, err)
+	}
+	q.org = scope.orgFor(r)
+	return s.stream(ctx, r, q, fn)
+}
+
+func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record) error) error {
 	var prog *progress
 	if q.Take == 0 {
 		var stop func()
-		ctx, prog, stop = s.stream(ctx)
+		ctx, prog, stop = s.streamProgress(ctx)
 		defer stop()
 	}
 	rows, err := s.query(ctx, shape("list", r, q), condValues(q), func(v []any) *gorm.DB {
@@ -193,19 +227,26 @@ func (s *Store) Stream(ctx context.Context, r *Resource, q Query, fn func(Record
 	return nil
 }
 
-// Create decodes a body into a new record, fills what it omits, and stores it. A scoped
-// record outside the caller's organization (org non-empty) is refused; an omitted
-// organization becomes the caller's.
-func (s *Store) Create(ctx context.Context, r *Resource, body []byte, org string) (Record, error) {
+// Create decodes a body into a new record, fills what it omits, and stores it. Within one
+// organization's scope, a scoped record of another organization is refused and an omitted
+// organization becomes the scope's.
+func (s *Store) Create(ctx context.Context, r *Resource, body []byte, scope Scope) (Record, error) {
 	rec, present, err := r.DecodeBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
-	return s.Insert(ctx, r, rec, present, org)
+	return s.Insert(ctx, r, rec, present, scope)
 }
 
 // Insert stores a decoded record (see Create); present says which members were given.
-func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
+func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []bool, scope Scope) (Record, error) {
+	if err := scope.check(); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+	}
+	return s.insert(ctx, r, rec, present, scope.orgFor(r))
+}
+
+func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
 	if err := s.prepareNew(r, rec, present, org); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
@@ -220,7 +261,7 @@ func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []b
 	if len(r.Output) == len(r.Fields) {
 		return rec, nil
 	}
-	return s.Get(ctx, r, keyOf(r, rec), nil, "")
+	return s.get(ctx, r, keyOf(r, rec), nil, "")
 }
 
 // prepareNew gives a new record its key, organization, defaults and derived members, and validates it.
@@ -286,7 +327,11 @@ func keyOf(r *Resource, rec Record) []any {
 // record is an ErrNotFound whatever the body's members say (see missingFirst). Without a write
 // check it reads nothing stored to write (the beforeWrite hooks derive members from the body
 // alone), so its one UPDATE statement is atomic.
-func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte, org string) error {
+func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte, scope Scope) error {
+	if err := scope.check(); err != nil {
+		return fmt.Errorf("engine: update %s: %w", r.Name, err)
+	}
+	org := scope.orgFor(r)
 	rec, present, err := r.DecodeBody(body)
 	if err == nil {
 		err = pinKey(r, rec, present, key)
@@ -305,7 +350,7 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte,
 		return s.write(ctx, r, key, rec, present, org)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
-		old, err := tx.Get(ctx, r, key, r.Fields, org)
+		old, err := tx.get(ctx, r, key, r.Fields, org)
 		if err != nil {
 			return fmt.Errorf("engine: update %s: %w", r.Name, err)
 		}
@@ -325,7 +370,7 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
 		return err
 	}
-	found, xerr := s.Exists(ctx, r, key, org)
+	found, xerr := s.exists(ctx, r, key, org)
 	switch {
 	case xerr != nil:
 		return xerr
@@ -338,7 +383,11 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 // Patch applies a JSON merge patch (RFC 7396) to the record with key. The read, the merge and
 // the write are one transaction holding the row (see getForUpdate): concurrent patches of
 // different members both take effect.
-func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, org string) error {
+func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, scope Scope) error {
+	if err := scope.check(); err != nil {
+		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+	}
+	org := scope.orgFor(r)
 	patch, present, err := r.DecodeBody(body)
 	if err == nil {
 		err = pinKey(r, patch, present, key)
@@ -412,10 +461,14 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, p
 	return nil
 }
 
-// Delete removes the record with key within org, running the afterDelete hooks with the row
+// Delete removes the record with key within scope, running the afterDelete hooks with the row
 // as it was deleted (read under getForUpdate's lock) and removing its content
 // (Descriptor.Content), all in the same transaction.
-func (s *Store) Delete(ctx context.Context, r *Resource, key []any, org string) error {
+func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope) error {
+	if err := scope.check(); err != nil {
+		return fmt.Errorf("engine: delete %s %v: %w", r.Name, key, err)
+	}
+	org := scope.orgFor(r)
 	check := writeCheck(ctx, r)
 	if len(r.afterDelete) == 0 && check == nil && r.Content == "" {
 		return s.deleteRow(ctx, r, key, org)
@@ -479,14 +532,17 @@ func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 // DeleteMatching removes every record of r that the conditions of q match (its paging,
 // projection and sort are ignored), with their content (Descriptor.Content) in the same
 // transaction, and returns how many records were removed. It is for the modules'
-// housekeeping (expired rows); q.Org limits it like a list.
-func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query) (int64, error) {
+// housekeeping (expired rows); scope limits it like a list.
+func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope Scope) (int64, error) {
+	if err := scope.check(); err != nil {
+		return 0, fmt.Errorf("engine: delete %s: %w", r.Name, err)
+	}
 	for _, c := range q.Conds {
 		if !c.Field.Stored() {
 			return 0, fmt.Errorf("engine: delete %s where %s: not a stored field", r.Name, c.Field.Name)
 		}
 	}
-	q = Query{Conds: q.Conds, Org: q.Org}
+	q = Query{Conds: q.Conds, org: scope.orgFor(r)}
 	if r.Content != "" {
 		var n int64
 		err := s.Transaction(ctx, func(tx *Store) error {

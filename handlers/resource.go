@@ -11,7 +11,6 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"credo/auth"
 	"credo/engine"
 	"credo/handlers/deadline"
 	"credo/handlers/problem"
@@ -61,12 +60,13 @@ func (h *resourceHandler) handler(op engine.Op) problem.HandlerFunc {
 	panic(fmt.Sprintf("handlers: no handler for operation %q", op))
 }
 
-// scope returns the organization the caller is limited to for this resource.
-func (h *resourceHandler) scope(r *http.Request) string {
+// scope returns the organizations the caller sees of this resource: every one when the
+// resource is not scoped.
+func (h *resourceHandler) scope(r *http.Request) engine.Scope {
 	if !h.res.Scoped() {
-		return ""
+		return engine.AllOrganizations()
 	}
-	return auth.FromContext(r.Context()).Scope()
+	return request.Scope(r.Context())
 }
 
 // key reads the item's key from the path: text that is not valid UTF-8 or holds U+0000 is a
@@ -158,7 +158,7 @@ func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
 
 // write reads the key and body of a PUT or PATCH and answers 200 with no content.
 func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
-	verb func(*engine.Store, context.Context, *engine.Resource, []any, []byte, string) error) error {
+	verb func(*engine.Store, context.Context, *engine.Resource, []any, []byte, engine.Scope) error) error {
 	key, err := h.key(r)
 	if err != nil {
 		return err
@@ -199,8 +199,7 @@ func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	logOrigin(r, q.Origin)
-	q.Org = h.scope(r)
-	n, err := engine.StoreFrom(r.Context()).Count(r.Context(), h.res, q)
+	n, err := engine.StoreFrom(r.Context()).Count(r.Context(), h.res, q, h.scope(r))
 	if err != nil {
 		return err
 	}
@@ -225,8 +224,7 @@ func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
 		if !hasFormat(values) {
 			q.Format = accept
 		}
-		q.Org = h.scope(r)
-		recs, total, err := engine.StoreFrom(r.Context()).List(r.Context(), h.res, q)
+		recs, total, err := engine.StoreFrom(r.Context()).List(r.Context(), h.res, q, h.scope(r))
 		if err != nil {
 			return err
 		}

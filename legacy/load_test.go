@@ -26,7 +26,7 @@ func TestLoadFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs, presents := decodeLoadFile(t, r, f.file, data)
-			if err := e.store.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+			if err := e.store.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
 				t.Fatalf("%s: %v", f.file, err)
 			}
 		}

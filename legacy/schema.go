@@ -122,7 +122,7 @@ func (d *draft) set(member string, v any) *draft {
 }
 
 func (d *draft) insert(ctx context.Context, tx *engine.Store) error {
-	_, err := tx.Insert(ctx, d.r, d.rec, d.present, "")
+	_, err := tx.Insert(ctx, d.r, d.rec, d.present, engine.AllOrganizations())
 	return err
 }
 

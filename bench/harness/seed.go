@@ -109,7 +109,7 @@ func (in *inserter) flush() error {
 	if len(in.recs) == 0 {
 		return nil
 	}
-	if err := in.store.InsertAll(in.ctx, in.r, in.recs, in.presents, ""); err != nil {
+	if err := in.store.InsertAll(in.ctx, in.r, in.recs, in.presents, engine.AllOrganizations()); err != nil {
 		return err
 	}
 	in.total += len(in.recs)
@@ -150,7 +150,7 @@ func seed(ctx context.Context, dbURL string, reg *engine.Registry, d dataset, lo
 	defer db.Close()
 	store, _ := db.Store(d.Partition)
 	comments := reg.MustByName("UserComment")
-	n, err := store.Count(ctx, comments, engine.Query{})
+	n, err := store.Count(ctx, comments, engine.Query{}, engine.AllOrganizations())
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func readWorkload(ctx context.Context, dbURL string, reg *engine.Registry, parti
 	pairs := map[[2]string]bool{}
 	orgs := map[string]bool{}
 	q := engine.Query{Page: 1, Take: 0, Sort: r.DefaultSort, Fields: []*engine.Field{key, org, user}}
-	err = store.Stream(ctx, r, q, func(rec engine.Record) error {
+	err = store.Stream(ctx, r, q, engine.AllOrganizations(), func(rec engine.Record) error {
 		w.IDs = append(w.IDs, rec[key.Index].(string))
 		p := [2]string{rec[org.Index].(string), rec[user.Index].(string)}
 		if !pairs[p] {

@@ -87,7 +87,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	store, _ := db.Store(p)
 	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), len(recs))
 	if len(problems) > 0 || *dryRun {
-		bulk, err := store.CheckAll(ctx, r, recs, presents, "")
+		bulk, err := store.CheckAll(ctx, r, recs, presents, engine.AllOrganizations())
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 		return nil
 	}
 	progress.show(0)
-	err = store.InsertAllProgress(ctx, r, recs, presents, "", progress.show)
+	err = store.InsertAllProgress(ctx, r, recs, presents, engine.AllOrganizations(), progress.show)
 	progress.done()
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {

@@ -274,7 +274,7 @@ func summariesOf(t *testing.T, st *engine.Store, p *auth.Principal, body string)
 
 // expected is the oracle: the fixture filtered and ordered by the rules of decisions §9,
 // written independently of the SQL.
-func expected(q Request, scope string) []Summary {
+func expected(q Request, scope engine.Scope) []Summary {
 	rows := fixtureRows()
 	fns := q.Functions()
 	hasRequired := map[[3]string]bool{} // (org, learner, variant)
@@ -292,7 +292,7 @@ func expected(q Request, scope string) []Summary {
 	for _, r := range rows {
 		switch {
 		case r.variant != int(q.ProfileCondition),
-			scope != "" && r.org != scope,
+			!scope.Includes(r.org),
 			len(q.Departments) > 0 && !slices.Contains(q.Departments, r.dept),
 			len(q.Learners) > 0 && !slices.Contains(q.Learners, r.learner),
 			len(q.Measurements) > 0 && !slices.Contains(q.Measurements, r.key),

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"credo/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/compliance")
@@ -22,7 +24,7 @@ func fullRequest() Request {
 // that qualifies each table). Refresh with `go test ./handlers/compliance -run Golden -update`.
 func TestQueryGolden(t *testing.T) {
 	st := openSQLite(t)
-	text, args, err := BuildQuery(st, fullRequest(), orgA)
+	text, args, err := BuildQuery(st, fullRequest(), engine.Organization(orgA))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestQueryUsesIndexes(t *testing.T) {
 	loadDirectory(t, st)
 	loadCompliance(t, st)
 	for _, q := range []Request{fullRequest(), {ProfileCondition: AllProfiles}} {
-		text, args, err := BuildQuery(st, q, orgA)
+		text, args, err := BuildQuery(st, q, engine.Organization(orgA))
 		if err != nil {
 			t.Fatal(err)
 		}

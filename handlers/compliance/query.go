@@ -81,9 +81,13 @@ ORDER BY CASE WHEN {p.FullName} IS NULL THEN 1 ELSE 0 END, {p.FullName}, {s.Lear
   CASE WHEN {g.GroupName} IS NULL THEN 1 ELSE 0 END, {g.GroupName}, {s.DepartmentIdentifier}`
 )
 
-// BuildQuery returns the one SQL statement that answers q within the organization scope
-// ("" = every organization of the partition), with its bind parameters.
-func BuildQuery(st *engine.Store, q Request, scope string) (string, []any, error) {
+// BuildQuery returns the one SQL statement that answers q within scope, with its bind
+// parameters. The zero Scope is refused.
+func BuildQuery(st *engine.Store, q Request, scope engine.Scope) (string, []any, error) {
+	org, one := scope.OrganizationID()
+	if !one && !scope.All() {
+		return "", nil, engine.ErrNoScope
+	}
 	var b strings.Builder
 	args := []any{int64(q.ProfileCondition)}
 	b.WriteString(selectSQL)
@@ -94,8 +98,8 @@ func BuildQuery(st *engine.Store, q Request, scope string) (string, []any, error
 			args = append(args, arg)
 		}
 	}
-	if scope != "" {
-		and(scopeSQL, scope)
+	if one {
+		and(scopeSQL, org)
 	}
 	if len(q.Departments) > 0 {
 		and(departmentsSQL, q.Departments)
@@ -123,7 +127,7 @@ func BuildQuery(st *engine.Store, q Request, scope string) (string, []any, error
 
 // Summaries runs q within scope and calls fn with each summary in order, reading rows one by
 // one. All filtering happens in the database in one statement.
-func Summaries(ctx context.Context, st *engine.Store, q Request, scope string, fn func(*Summary) error) error {
+func Summaries(ctx context.Context, st *engine.Store, q Request, scope engine.Scope, fn func(*Summary) error) error {
 	text, args, err := BuildQuery(st, q, scope)
 	if err != nil {
 		return err

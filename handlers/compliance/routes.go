@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 
-	"credo/auth"
 	"credo/engine"
 	"credo/handlers/deadline"
 	"credo/handlers/observe"
@@ -78,7 +77,7 @@ func serveSummaries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := &arrayWriter{w: w, r: r}
-	err = Summaries(ctx, st, q, auth.FromContext(ctx).Scope(), out.write)
+	err = Summaries(ctx, st, q, request.Scope(ctx), out.write)
 	if err != nil && out.started {
 		// The status line is gone: break the response rather than end a truncated array.
 		observe.Fail(r, http.StatusInternalServerError, fmt.Errorf("compliance summaries failed mid-response: %w", err))

@@ -246,7 +246,7 @@ func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values ma
 		}
 		rec[f.Index], present[f.Index] = v, true
 	}
-	_, err := st.Insert(ctx, r, rec, present, "")
+	_, err := st.Insert(ctx, r, rec, present, engine.AllOrganizations())
 	return err
 }
 

@@ -32,7 +32,7 @@ func Cleanup(ctx context.Context, st *engine.Store, cfg Config) (int, error) {
 	var removed int64
 	_, err = st.Exclusive(ctx, cleanupLock, func(tx *engine.Store) error {
 		var err error
-		if removed, err = tx.DeleteMatching(ctx, files, q); err != nil {
+		if removed, err = tx.DeleteMatching(ctx, files, q, engine.AllOrganizations()); err != nil {
 			return err
 		}
 		_, err = tx.PurgeContent(ctx, files, now)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 
-	"credo/auth"
 	"credo/engine"
 	"credo/handlers/deadline"
 	"credo/handlers/problem"
@@ -32,7 +31,7 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := h.find(ctx, st, files, key, auth.FromContext(ctx))
+	e, err := h.find(ctx, st, files, key)
 	if err != nil {
 		return err
 	}
@@ -76,12 +75,12 @@ func notFound(key string) error {
 // find returns the export with key if the caller may download it now. Another partition's or
 // organization's key, an unknown or malformed one and an expired one are all 404s; an
 // expired export is removed on the way.
-func (h *handler) find(ctx context.Context, st *engine.Store, files *engine.Resource, key string, p *auth.Principal) (exportFile, error) {
+func (h *handler) find(ctx context.Context, st *engine.Store, files *engine.Resource, key string) (exportFile, error) {
 	id, err := engine.ParseUUID(key)
 	if err != nil {
 		return exportFile{}, notFound(key)
 	}
-	rec, err := st.Get(ctx, files, []any{id}, nil, "")
+	rec, err := st.Get(ctx, files, []any{id}, nil, engine.AllOrganizations())
 	if engine.IsNotFound(err) {
 		return exportFile{}, notFound(key)
 	}
@@ -96,7 +95,7 @@ func (h *handler) find(ctx context.Context, st *engine.Store, files *engine.Reso
 		return exportFile{}, notFound(key)
 	}
 	// An export limited to no organization (an operator's) has org "" and matches no scope.
-	if scope := p.Scope(); scope != "" && e.org != scope {
+	if !request.Scope(ctx).Includes(e.org) {
 		return exportFile{}, notFound(key)
 	}
 	if !h.cfg.now().Before(e.expiry.Time) {
@@ -109,7 +108,7 @@ func (h *handler) find(ctx context.Context, st *engine.Store, files *engine.Reso
 // remove deletes an export, record and content; another process may have done so first, and
 // a failure only delays the removal to the next Cleanup.
 func (h *handler) remove(ctx context.Context, st *engine.Store, files *engine.Resource, e exportFile) {
-	_ = st.Delete(ctx, files, []any{e.key}, "")
+	_ = st.Delete(ctx, files, []any{e.key}, engine.AllOrganizations())
 }
 
 // fileRecord holds an export record's members by name.

@@ -54,12 +54,11 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 	if err := h.cfg.Limit.Allow(st.Partition + " " + p.UserIdentifier); err != nil {
 		return err
 	}
-	q.Org = p.Scope()
 	// The answer waits for the whole file: each chunk written to it gives the response a fresh
 	// WriteTimeout, so a large export is answered however long it takes while it progresses.
 	keep := func(dst io.Writer) io.Writer { return deadline.Writer(w, r, dst) }
 	start := time.Now()
-	out, size, err := h.write(ctx, st, gradebooks, files, q, p, keep)
+	out, size, err := h.write(ctx, st, gradebooks, files, q, request.Scope(ctx), p, keep)
 	if err != nil {
 		return err
 	}
@@ -83,17 +82,17 @@ func ParseQuery(gradebooks *engine.Resource, values url.Values) (engine.Query, e
 	return q, nil
 }
 
-// write streams q into the export's content in the partition's database and records the
+// write streams q within scope into the export's content in the partition's database and records the
 // export; it becomes visible, to every process sharing the database, only once complete.
 // Its Expiry counts from the end of the writing. keep wraps the content's writer; the size
 // written is returned with the export.
 func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files *engine.Resource, q engine.Query,
-	p *auth.Principal, keep func(io.Writer) io.Writer) (Export, int64, error) {
+	scope engine.Scope, p *auth.Principal, keep func(io.Writer) io.Writer) (Export, int64, error) {
 	out := Export{ExportFormat: q.Format, ExportKey: engine.NewID()}
 	var size int64
 	fill := func(w io.Writer) error {
 		counted := &countingWriter{w: keep(w)}
-		err := WriteFile(ctx, st, gradebooks, q, counted)
+		err := WriteFile(ctx, st, gradebooks, q, scope, counted)
 		size = counted.n
 		return err
 	}
@@ -107,8 +106,8 @@ func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files
 		if p != nil && p.UserIdentifier != "" {
 			m["OwnerUserIdentifier"] = p.UserIdentifier
 		}
-		if q.Org != "" {
-			m["OrganizationIdentifier"] = q.Org
+		if org, ok := scope.OrganizationID(); ok {
+			m["OrganizationIdentifier"] = org
 		}
 		return m.record(files)
 	}
@@ -119,25 +118,25 @@ func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files
 	return out, size, nil
 }
 
-// WriteFile streams every record of q into w, one row at a time, as q.Format says: the JSON
+// WriteFile streams every record of q within scope into w, one row at a time, as q.Format says: the JSON
 // array or the CSV (header row, RFC 4180 quoting, CRLF) that the list operation answers for
 // the same rows, written by the same engine.CSVWriter. Memory stays flat whatever the number
 // of rows.
-func WriteFile(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, w io.Writer) error {
+func WriteFile(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, scope engine.Scope, w io.Writer) error {
 	switch q.Format {
 	case engine.FormatJSON:
-		return writeJSON(ctx, st, gradebooks, q, w)
+		return writeJSON(ctx, st, gradebooks, q, scope, w)
 	case engine.FormatCSV:
-		return writeCSV(ctx, st, gradebooks, q, w)
+		return writeCSV(ctx, st, gradebooks, q, scope, w)
 	}
 	return fmt.Errorf("gradebook: unknown export format %q", q.Format)
 }
 
-func writeJSON(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, w io.Writer) error {
+func writeJSON(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, scope engine.Scope, w io.Writer) error {
 	b := make([]byte, 0, 1024)
 	b = append(b, '[')
 	first := true
-	err := st.Stream(ctx, gradebooks, q, func(rec engine.Record) error {
+	err := st.Stream(ctx, gradebooks, q, scope, func(rec engine.Record) error {
 		if !first {
 			b = append(b, ',')
 		}
@@ -154,12 +153,12 @@ func writeJSON(ctx context.Context, st *engine.Store, gradebooks *engine.Resourc
 	return err
 }
 
-func writeCSV(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, w io.Writer) error {
+func writeCSV(ctx context.Context, st *engine.Store, gradebooks *engine.Resource, q engine.Query, scope engine.Scope, w io.Writer) error {
 	cw := engine.NewCSVWriter(w, q.Fields)
 	if err := cw.WriteHeader(); err != nil {
 		return err
 	}
-	if err := st.Stream(ctx, gradebooks, q, cw.Write); err != nil {
+	if err := st.Stream(ctx, gradebooks, q, scope, cw.Write); err != nil {
 		return err
 	}
 	return cw.Flush()

@@ -107,7 +107,7 @@ func (e *env) stored(t *testing.T, key string) (recorded bool, chunks int64) {
 	t.Helper()
 	reg, _ := registry()
 	files := reg.MustByName("GradebookExportFile")
-	recorded, err := e.st.Exists(context.Background(), files, []any{key}, "")
+	recorded, err := e.st.Exists(context.Background(), files, []any{key}, engine.AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func insertGradebooks(t testing.TB, st *engine.Store, bodies ...string) {
 			t.Fatalf("gradebook %s: %v", b, err)
 		}
 	}
-	if err := st.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+	if err := st.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -102,7 +102,7 @@ func insertMany(t testing.TB, st *engine.Store, n int) {
 			}
 			recs, presents = append(recs, rec), append(presents, present)
 		}
-		if err := st.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+		if err := st.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,7 +206,7 @@ func BenchmarkExport(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := gradebook.WriteFile(ctx, st, r, q, io.Discard); err != nil {
+		if err := gradebook.WriteFile(ctx, st, r, q, engine.AllOrganizations(), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@ func TestExportsAfterUpgrade(t *testing.T) {
 		old := gid(50)
 		body := `{"ExportKey":"` + old + `","PartitionSlug":"` + e.st.Partition + `","ExportFormat":"csv","OwnerUserIdentifier":"` + userA +
 			`","OrganizationIdentifier":"` + orgA + `","Expiry":"` + e.clock.Now().Add(time.Hour).Format(time.RFC3339) + `"}`
-		if _, err := e.st.Create(ctx, files, []byte(body), ""); err != nil {
+		if _, err := e.st.Create(ctx, files, []byte(body), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.st.DB(ctx).Exec("UPDATE "+table+` SET "file_name" = ? WHERE "export_key" = ?`, old+".csv", old).Error; err != nil {

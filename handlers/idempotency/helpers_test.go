@@ -127,7 +127,7 @@ func (s *server) send(path, body string, header ...string) (answer, error) {
 func (s *server) count(t *testing.T, name string) int64 {
 	t.Helper()
 	r := loadRegistry(t).MustByName(name)
-	n, err := s.store.Count(context.Background(), r, engine.Query{})
+	n, err := s.store.Count(context.Background(), r, engine.Query{}, engine.AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}

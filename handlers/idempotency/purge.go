@@ -35,7 +35,7 @@ func (k *Keeper) Purge(ctx context.Context, db *engine.Database) (int64, error) 
 		}
 		_, err = st.Exclusive(ctx, purgeLock, func(tx *engine.Store) error {
 			n, err := tx.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
-				{Field: t.expiresBefore.Field, Op: t.expiresBefore.Op, Value: before}}})
+				{Field: t.expiresBefore.Field, Op: t.expiresBefore.Op, Value: before}}}, engine.AllOrganizations())
 			total += n
 			return err
 		})

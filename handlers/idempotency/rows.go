@@ -136,14 +136,14 @@ func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder st
 		return nil, err
 	}
 	for range 3 {
-		_, err := st.Insert(ctx, t.r, rec, append([]bool(nil), present...), "")
+		_, err := st.Insert(ctx, t.r, rec, append([]bool(nil), present...), engine.AllOrganizations())
 		if err == nil {
 			return nil, nil
 		}
 		if !errors.Is(err, engine.ErrConflict) {
 			return nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
-		got, err := st.Get(ctx, t.r, []any{hash}, t.r.Fields, "")
+		got, err := st.Get(ctx, t.r, []any{hash}, t.r.Fields, engine.AllOrganizations())
 		if engine.IsNotFound(err) {
 			continue // its holder gave it up (a 5xx) or it expired since: claim it again
 		}
@@ -160,7 +160,7 @@ func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder st
 		if _, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
 			{Field: t.hash, Op: engine.MatchEq, Value: hash},
 			{Field: t.expiresBefore.Field, Op: t.expiresBefore.Op, Value: dateTime(now)},
-		}}); err != nil {
+		}}, engine.AllOrganizations()); err != nil {
 			return nil, fmt.Errorf("idempotency: remove the expired key: %w", err)
 		}
 	}
@@ -185,7 +185,7 @@ func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder
 		if n == 0 {
 			return errLost
 		}
-		if _, err := tx.Insert(ctx, t.r, rec, present, ""); err != nil {
+		if _, err := tx.Insert(ctx, t.r, rec, present, engine.AllOrganizations()); err != nil {
 			return fmt.Errorf("idempotency: store the answer: %w", err)
 		}
 		return nil
@@ -198,7 +198,7 @@ func (t *table) drop(ctx context.Context, st *engine.Store, hash, holder string)
 	n, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
 		{Field: t.hash, Op: engine.MatchEq, Value: hash},
 		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-	}})
+	}}, engine.AllOrganizations())
 	if err != nil {
 		return 0, fmt.Errorf("idempotency: release: %w", err)
 	}

@@ -48,7 +48,7 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 	if b.err != nil {
 		return b.err
 	}
-	err := tx.InsertAll(ctx, b.r, b.recs, b.presents, "")
+	err := tx.InsertAll(ctx, b.r, b.recs, b.presents, engine.AllOrganizations())
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
 		ps := &problems{}
@@ -65,8 +65,8 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 }
 
 // lookup calls fn with the given members of every record of r whose member is one of values,
-// in IN lists of lookupChunk values; org, when set, limits a scoped resource to it.
-func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member string, values []string, org string, members []string, fn func(engine.Record)) error {
+// in IN lists of lookupChunk values, within scope.
+func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member string, values []string, scope engine.Scope, members []string, fn func(engine.Record)) error {
 	in, ok := r.Member(member)
 	if !ok {
 		return fmt.Errorf("people: %s has no member %s", r.Name, member)
@@ -81,8 +81,8 @@ func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member st
 	for start := 0; start < len(values); start += lookupChunk {
 		chunk := values[start:min(start+lookupChunk, len(values))]
 
-		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchIn, Value: chunk}}, Fields: fields, Org: org}
-		err := st.Stream(ctx, r, q, func(rec engine.Record) error {
+		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchIn, Value: chunk}}, Fields: fields}
+		err := st.Stream(ctx, r, q, scope, func(rec engine.Record) error {
 			fn(rec)
 			return nil
 		})

@@ -148,7 +148,7 @@ func (im *importer) check() {
 func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 	p, u := im.m.person, im.m.user
 	taken := map[string]bool{}
-	err := lookup(ctx, st, p, "PersonIdentifier", keys(im.byID), "", []string{"PersonIdentifier"}, func(rec engine.Record) {
+	err := lookup(ctx, st, p, "PersonIdentifier", keys(im.byID), engine.AllOrganizations(), []string{"PersonIdentifier"}, func(rec engine.Record) {
 		taken[str(p, rec, "PersonIdentifier")] = true
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 		}
 	}
 	im.users = map[string]string{}
-	err = lookup(ctx, st, u, "Email", keys(emails), "", []string{"UserIdentifier", "Email"}, func(rec engine.Record) {
+	err = lookup(ctx, st, u, "Email", keys(emails), engine.AllOrganizations(), []string{"UserIdentifier", "Email"}, func(rec engine.Record) {
 		im.users[str(u, rec, "Email")] = str(u, rec, "UserIdentifier")
 	})
 	if err != nil {
@@ -178,7 +178,7 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 		found[id] = true
 	}
 	im.inOrg = map[string]bool{}
-	return lookup(ctx, st, p, "UserIdentifier", keys(found), im.org, []string{"UserIdentifier"}, func(rec engine.Record) {
+	return lookup(ctx, st, p, "UserIdentifier", keys(found), engine.Organization(im.org), []string{"UserIdentifier"}, func(rec engine.Record) {
 		im.inOrg[str(p, rec, "UserIdentifier")] = true
 	})
 }
@@ -239,7 +239,7 @@ func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, 
 	}
 	c := im.m.conn
 	isManager, _ := c.Member("IsManager")
-	err := lookup(ctx, st, c, "FromUserIdentifier", keys(from), "", []string{"FromUserIdentifier", "ToUserIdentifier", "IsManager"}, func(rec engine.Record) {
+	err := lookup(ctx, st, c, "FromUserIdentifier", keys(from), engine.AllOrganizations(), []string{"FromUserIdentifier", "ToUserIdentifier", "IsManager"}, func(rec engine.Record) {
 		pair := [2]string{str(c, rec, "FromUserIdentifier"), str(c, rec, "ToUserIdentifier")}
 		if wanted[pair] {
 			out[pair] = rec[isManager.Index] == true
@@ -288,7 +288,7 @@ func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, manage
 			}
 		}
 		for _, key := range promote {
-			if err := tx.Patch(ctx, im.m.conn, key, []byte(`{"IsManager":true}`), ""); err != nil {
+			if err := tx.Patch(ctx, im.m.conn, key, []byte(`{"IsManager":true}`), engine.AllOrganizations()); err != nil {
 				return err
 			}
 		}

@@ -69,7 +69,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, st *engine.Store)) {
 func create(t *testing.T, st *engine.Store, name, body string) {
 	t.Helper()
 	reg, _ := registry()
-	if _, err := st.Create(context.Background(), reg.MustByName(name), []byte(body), ""); err != nil {
+	if _, err := st.Create(context.Background(), reg.MustByName(name), []byte(body), engine.AllOrganizations()); err != nil {
 		t.Fatalf("create %s %s: %v", name, body, err)
 	}
 }
@@ -133,7 +133,7 @@ func count(t *testing.T, st *engine.Store) counts {
 	t.Helper()
 	reg, _ := registry()
 	n := func(name string) int64 {
-		c, err := st.Count(context.Background(), reg.MustByName(name), engine.Query{})
+		c, err := st.Count(context.Background(), reg.MustByName(name), engine.Query{}, engine.AllOrganizations())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestImportThousandRows(t *testing.T) {
 		reg, _ := registry()
 		ctx := context.Background()
 		person := reg.MustByName("Person")
-		p, err := st.Get(ctx, person, []any{pid(4)}, nil, orgA)
+		p, err := st.Get(ctx, person, []any{pid(4)}, nil, engine.Organization(orgA))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestImportThousandRows(t *testing.T) {
 				t.Errorf("person 4 %s = %v, want %v", name, got, v)
 			}
 		}
-		p5, err := st.Get(ctx, person, []any{pid(5)}, nil, orgA)
+		p5, err := st.Get(ctx, person, []any{pid(5)}, nil, engine.Organization(orgA))
 		if err != nil || p5.Get(person, "UserIdentifier") != otherID {
 			t.Errorf("row 5's person: %v, %v; want the existing user %s", p5, err, otherID)
 		}
@@ -186,7 +186,7 @@ func TestImportThousandRows(t *testing.T) {
 			{userOf(t, st, 2), userOf(t, st, 1)}, // a later row
 			{userOf(t, st, 1), userOf(t, st, 2)}, // an earlier row
 		} {
-			rec, err := st.Get(ctx, conn, []any{c.from, c.to}, nil, "")
+			rec, err := st.Get(ctx, conn, []any{c.from, c.to}, nil, engine.AllOrganizations())
 			if err != nil || rec.Get(conn, "IsManager") != true {
 				t.Errorf("connection %s → %s: %v, %v", c.from, c.to, rec, err)
 			}
@@ -198,7 +198,7 @@ func userOf(t *testing.T, st *engine.Store, row int) string {
 	t.Helper()
 	reg, _ := registry()
 	person := reg.MustByName("Person")
-	p, err := st.Get(context.Background(), person, []any{pid(row)}, nil, "")
+	p, err := st.Get(context.Background(), person, []any{pid(row)}, nil, engine.AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,13 +373,13 @@ func TestImportPromotesAnExistingConnection(t *testing.T) {
 		}
 		reg, _ := registry()
 		conn := reg.MustByName("UserConnection")
-		rec, err := st.Get(context.Background(), conn, []any{bossID, otherID}, nil, orgA)
+		rec, err := st.Get(context.Background(), conn, []any{bossID, otherID}, nil, engine.Organization(orgA))
 		if err != nil || rec.Get(conn, "IsManager") != true || rec.Get(conn, "IsSupervisor") != true {
 			t.Errorf("connection: %v, %v; want IsManager and IsSupervisor", rec, err)
 		}
 		users := reg.MustByName("User")
 		var emails []string
-		err = st.Stream(context.Background(), users, engine.Query{Fields: users.Output, Org: orgA}, func(r engine.Record) error {
+		err = st.Stream(context.Background(), users, engine.Query{Fields: users.Output}, engine.Organization(orgA), func(r engine.Record) error {
 			emails = append(emails, r.Get(users, "Email").(string))
 			return nil
 		})
@@ -410,14 +410,14 @@ func TestImportKeepsOrganizationScope(t *testing.T) {
 		}
 		reg, _ := registry()
 		users := reg.MustByName("User")
-		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, orgA); !engine.IsNotFound(err) {
+		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, engine.Organization(orgA)); !engine.IsNotFound(err) {
 			t.Errorf("orgA reads the other organization's user: %v", err)
 		}
 		// The same row from an operator links the user into orgA.
 		if rec := post(t, st, operatorA, encode(t, rows[1:]), ""); rec.Code != http.StatusOK {
 			t.Fatalf("operator import: %d %s", rec.Code, rec.Body)
 		}
-		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, orgA); err != nil {
+		if _, err := st.Get(context.Background(), users, []any{otherID}, nil, engine.Organization(orgA)); err != nil {
 			t.Errorf("after an operator's import orgA cannot read the user: %v", err)
 		}
 	})

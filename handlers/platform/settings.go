@@ -189,7 +189,7 @@ func (a *actions) byURL(ctx context.Context, url string) (engine.Record, error) 
 		err := a.store.Stream(ctx, a.res, engine.Query{
 			Conds: []engine.Cond{{Field: a.url, Op: engine.MatchEq, Value: v}},
 			Page:  1, Take: 1, Fields: a.res.Output,
-		}, func(rec engine.Record) error {
+		}, engine.AllOrganizations(), func(rec engine.Record) error {
 			found = rec
 			return nil
 		})
@@ -222,7 +222,7 @@ func (a *actions) chain(ctx context.Context, rec engine.Record, member string, f
 			slog.Warn("route settings: action parent cycle", "partition", a.store.Partition, "member", member, "action", id, "parent", parent)
 			return nil
 		}
-		next, err := a.store.Get(ctx, a.res, []any{parent}, nil, "")
+		next, err := a.store.Get(ctx, a.res, []any{parent}, nil, engine.AllOrganizations())
 		if engine.IsNotFound(err) {
 			return nil
 		}

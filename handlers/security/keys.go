@@ -45,7 +45,7 @@ func storedKey(ctx context.Context, st *engine.Store, now time.Time) ([]byte, er
 }
 
 func readKey(ctx context.Context, st *engine.Store, r *engine.Resource) ([]byte, error) {
-	rec, err := st.Get(ctx, r, []any{signingKeyRow}, nil, "")
+	rec, err := st.Get(ctx, r, []any{signingKeyRow}, nil, engine.AllOrganizations())
 	if err != nil {
 		return nil, err
 	}

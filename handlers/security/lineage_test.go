@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"credo/auth"
+	"credo/engine"
 	"credo/handlers/security"
 	"credo/internal/testenv"
 )
@@ -88,7 +89,7 @@ func TestRevocationReachesCookies(t *testing.T) {
 			{
 				var in struct{ Jwt struct{ Identifier string } }
 				e.do(t, "GET", "security/tokens/introspect", "", bearer(tok)...).expect(t, "introspect", http.StatusOK).json(t, &in)
-				issued, err := e.store.Get(context.Background(), e.reg.MustByName("IssuedToken"), []any{in.Jwt.Identifier}, nil, "")
+				issued, err := e.store.Get(context.Background(), e.reg.MustByName("IssuedToken"), []any{in.Jwt.Identifier}, nil, engine.AllOrganizations())
 				if err != nil {
 					t.Fatal(err)
 				}

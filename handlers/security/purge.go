@@ -44,7 +44,7 @@ func (s *Security) Purge(ctx context.Context) (int64, error) {
 				if !ok {
 					return fmt.Errorf("security: %s has no ExpiresBefore filter", r.Name)
 				}
-				n, err := tx.DeleteMatching(ctx, r, engine.Query{Conds: []engine.Cond{{Field: f.Field, Op: f.Op, Value: before}}})
+				n, err := tx.DeleteMatching(ctx, r, engine.Query{Conds: []engine.Cond{{Field: f.Field, Op: f.Op, Value: before}}}, engine.AllOrganizations())
 				if err != nil {
 					return err
 				}

@@ -16,7 +16,7 @@ import (
 func (e *env) tokenRows(t *testing.T) (issued, revoked int64) {
 	t.Helper()
 	n := func(name string) int64 {
-		c, err := e.store.Count(context.Background(), e.reg.MustByName(name), engine.Query{})
+		c, err := e.store.Count(context.Background(), e.reg.MustByName(name), engine.Query{}, engine.AllOrganizations())
 		if err != nil {
 			t.Fatal(err)
 		}

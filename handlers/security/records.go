@@ -75,7 +75,7 @@ func all(ctx context.Context, st *engine.Store, r *engine.Resource, fields []str
 		return nil, err
 	}
 	var out []engine.Record
-	err = st.Stream(ctx, r, q, func(rec engine.Record) error {
+	err = st.Stream(ctx, r, q, engine.AllOrganizations(), func(rec engine.Record) error {
 		out = append(out, rec)
 		return nil
 	})
@@ -93,7 +93,7 @@ func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values ma
 		}
 		rec[f.Index], present[f.Index] = v, true
 	}
-	return st.Insert(ctx, r, rec, present, "")
+	return st.Insert(ctx, r, rec, present, engine.AllOrganizations())
 }
 
 // str returns a string member's value, "" when null.

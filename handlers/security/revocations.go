@@ -24,7 +24,7 @@ func (x revocations) IsRevoked(ctx context.Context, partition, jti string) (bool
 	if err != nil {
 		return false, err
 	}
-	return st.Exists(ctx, r, []any{jti}, "")
+	return st.Exists(ctx, r, []any{jti}, engine.AllOrganizations())
 }
 
 // revoke records a token, cookie or client secret identifier as revoked until expires, and
@@ -60,7 +60,7 @@ func revoke(ctx context.Context, st *engine.Store, id string, now, expires time.
 			continue
 		}
 		seen[next.id] = true
-		found, err := st.Exists(ctx, r, []any{next.id}, "")
+		found, err := st.Exists(ctx, r, []any{next.id}, engine.AllOrganizations())
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func lookupIssued(ctx context.Context, st *engine.Store, id string) (*issued, er
 	if err != nil {
 		return nil, err
 	}
-	rec, err := st.Get(ctx, r, []any{id}, nil, "")
+	rec, err := st.Get(ctx, r, []any{id}, nil, engine.AllOrganizations())
 	if engine.IsNotFound(err) {
 		return nil, nil
 	}

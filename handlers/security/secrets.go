@@ -145,7 +145,7 @@ func ensureOrganization(ctx context.Context, tx *engine.Store, id, userID string
 		return "", err
 	}
 	if id != "" {
-		ok, err := tx.Exists(ctx, orgs, []any{id}, "")
+		ok, err := tx.Exists(ctx, orgs, []any{id}, engine.AllOrganizations())
 		if err != nil || ok {
 			return id, err
 		}
@@ -196,7 +196,7 @@ func ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email st
 	}
 	if isOp, _ := found[0].Get(people, "IsOperator").(bool); operator && !isOp {
 		key := []any{str(people, found[0], "PersonIdentifier")}
-		return tx.Patch(ctx, people, key, []byte(`{"IsOperator":true}`), "")
+		return tx.Patch(ctx, people, key, []byte(`{"IsOperator":true}`), engine.AllOrganizations())
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 		id := str(r, found[0], "SecretIdentifier")
 		if found[0].Get(r, "Revoked") == nil {
 			patch := fmt.Sprintf(`{"Revoked":%q}`, dateTime(now).String())
-			if err := tx.Patch(ctx, r, []any{id}, []byte(patch), ""); err != nil {
+			if err := tx.Patch(ctx, r, []any{id}, []byte(patch), engine.AllOrganizations()); err != nil {
 				return err
 			}
 		}

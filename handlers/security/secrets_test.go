@@ -96,7 +96,7 @@ func dumpText(t *testing.T, reg *engine.Registry, st *engine.Store) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range reg.Resources() {
-		err := st.Stream(context.Background(), r, engine.Query{Fields: r.Fields, Format: engine.FormatJSON}, func(rec engine.Record) error {
+		err := st.Stream(context.Background(), r, engine.Query{Fields: r.Fields, Format: engine.FormatJSON}, engine.AllOrganizations(), func(rec engine.Record) error {
 			for _, v := range rec {
 				fmt.Fprintf(&b, "%v\n", v)
 			}

@@ -9,6 +9,7 @@ import (
 	"credo/engine"
 	"credo/handlers"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 	"credo/handlers/route"
 )
 
@@ -172,10 +173,9 @@ func (h *handler) settingsRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q.Org = auth.FromContext(ctx).Scope()
 	seen := map[string]bool{}
 	roles := []string{}
-	err = st.Stream(ctx, ms, q, func(m engine.Record) error {
+	err = st.Stream(ctx, ms, q, request.Scope(ctx), func(m engine.Record) error {
 		if s, ok := slugs[str(ms, m, "GroupIdentifier")]; ok && !seen[s] {
 			seen[s] = true
 			roles = append(roles, s)

@@ -150,7 +150,7 @@ func (h *handler) actAs(ctx context.Context, st *engine.Store, rec *auth.SecretR
 		if err != nil {
 			return "", "", err
 		}
-		ok, err := st.Exists(ctx, orgs, []any{org}, "")
+		ok, err := st.Exists(ctx, orgs, []any{org}, engine.AllOrganizations())
 		if err != nil {
 			return "", "", err
 		}
@@ -200,7 +200,7 @@ func userEmail(ctx context.Context, st *engine.Store, userID string) (string, er
 	if err != nil {
 		return "", err
 	}
-	rec, err := st.Get(ctx, users, []any{userID}, email, "")
+	rec, err := st.Get(ctx, users, []any{userID}, email, engine.AllOrganizations())
 	if engine.IsNotFound(err) {
 		return "", unauthenticated(auth.ReasonUnknown, "the user %s no longer exists", userID)
 	}
@@ -302,7 +302,7 @@ func lookupName(ctx context.Context, st *engine.Store, resName, id, member strin
 	if err != nil {
 		return nil, err
 	}
-	rec, err := st.Get(ctx, r, []any{id}, f, "")
+	rec, err := st.Get(ctx, r, []any{id}, f, engine.AllOrganizations())
 	if engine.IsNotFound(err) {
 		return nil, nil
 	}

@@ -175,7 +175,7 @@ func load(t *testing.T, st *engine.Store, name string, members map[string]any) m
 	t.Helper()
 	r := st.Registry().MustByName(name)
 	body, _ := json.Marshal(members)
-	rec, err := st.Create(context.Background(), r, body, "")
+	rec, err := st.Create(context.Background(), r, body, engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}

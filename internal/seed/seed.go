@@ -71,7 +71,7 @@ func Run(ctx context.Context, store *engine.Store, opts Options) (Summary, error
 		}
 	}
 	people := store.Registry().MustByName("Person")
-	n, err := store.Count(ctx, people, engine.Query{})
+	n, err := store.Count(ctx, people, engine.Query{}, engine.AllOrganizations())
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *seeder) insert(name string, rows []map[string]any) error {
 			return fmt.Errorf("seed %s row %d: %w", name, i, err)
 		}
 	}
-	if err := s.store.InsertAll(s.ctx, r, recs, presents, ""); err != nil {
+	if err := s.store.InsertAll(s.ctx, r, recs, presents, engine.AllOrganizations()); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	s.sum[name] += len(rows)

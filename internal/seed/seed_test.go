@@ -40,7 +40,7 @@ func TestSeedFillsEveryGroupAndRefusesTwice(t *testing.T) {
 				if r.Name == "MembershipDeletion" || r.Path == "security/users-notes" {
 					continue // deletions only come from deleting memberships
 				}
-				n, err := store.Count(ctx, r, engine.Query{})
+				n, err := store.Count(ctx, r, engine.Query{}, engine.AllOrganizations())
 				if err != nil || n == 0 || int(n) != sum[r.Name] {
 					t.Errorf("%s: %d records (%v), summary says %d", r.Name, n, err, sum[r.Name])
 				}
@@ -57,7 +57,7 @@ func TestSeedFillsEveryGroupAndRefusesTwice(t *testing.T) {
 			if _, err := seed.Run(ctx, few, seed.Options{People: seed.MinPeople - 1}); err == nil || !strings.Contains(err.Error(), "too few") {
 				t.Errorf("seeding %d people: %v, want too few", seed.MinPeople-1, err)
 			}
-			if n, err := few.Count(ctx, reg.MustByName("Organization"), engine.Query{}); err != nil || n != 0 {
+			if n, err := few.Count(ctx, reg.MustByName("Organization"), engine.Query{}, engine.AllOrganizations()); err != nil || n != 0 {
 				t.Errorf("a refused seed wrote %d organizations (%v)", n, err)
 			}
 			sum, err = seed.Run(ctx, few, seed.Options{People: seed.MinPeople})

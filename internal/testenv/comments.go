@@ -62,7 +62,7 @@ func SeedComments(tb testing.TB, s *engine.Store, n, users int) Comments {
 		}
 	}
 	// InsertAll batches within its one transaction as the database needs.
-	if err := s.InsertAll(context.Background(), r, recs, presents, ""); err != nil {
+	if err := s.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
 		tb.Fatal(err)
 	}
 	return out
