@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"credo/engine"
+	"credo/handlers/request"
 	"credo/internal/testenv"
 )
 
@@ -411,14 +412,14 @@ func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c teste
 		_, err := s.Get(ctx, r, []any{id}, nil, engine.AllOrganizations())
 		return err
 	case 1:
-		q, err := r.ParseQuery(url.Values{"UserIdentifier": {pair[1]}, "Take": {"20"}}, engine.KindList)
+		q, err := request.ListQuery(r, url.Values{"UserIdentifier": {pair[1]}, "Take": {"20"}}, request.KindList)
 		if err != nil {
 			return err
 		}
 		_, _, err = s.List(ctx, r, q, engine.AllOrganizations())
 		return err
 	case 2:
-		q, err := r.ParseQuery(url.Values{"OrganizationIdentifier": {pair[0]}}, engine.KindCount)
+		q, err := request.ListQuery(r, url.Values{"OrganizationIdentifier": {pair[0]}}, request.KindCount)
 		if err != nil {
 			return err
 		}

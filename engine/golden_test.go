@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -21,13 +22,13 @@ func TestGoldenSQL(t *testing.T) {
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		var b strings.Builder
 		for _, r := range reg.Public() {
-			list, err := r.ParseQuery(nil, engine.KindList)
+			list, err := request.ListQuery(r, nil, request.KindList)
 			if err != nil {
 				t.Fatal(err)
 			}
 			sql, _ := s.ListSQL(r, list, engine.Organization("org"))
 			fmt.Fprintf(&b, "-- %s list\n%s;\n", r.Path, sql)
-			search, _ := r.ParseQuery(nil, engine.KindSearch)
+			search, _ := request.ListQuery(r, nil, request.KindSearch)
 			sql, _ = s.ListSQL(r, search, engine.AllOrganizations())
 			fmt.Fprintf(&b, "-- %s search\n%s;\n", r.Path, sql)
 			count := engine.Query{}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -387,8 +388,8 @@ func TestGroupsOnStores(t *testing.T) {
 					if n := groupCount(t, s, r, org); n != 0 {
 						t.Errorf("%s: count %d in an empty partition", r.Path, n)
 					}
-					groupList(t, s, r, engine.KindList, org)
-					groupList(t, s, r, engine.KindSearch, org)
+					groupList(t, s, r, request.KindList, org)
+					groupList(t, s, r, request.KindSearch, org)
 				}
 			}
 			seedGroups(t, s)
@@ -398,7 +399,7 @@ func TestGroupsOnStores(t *testing.T) {
 				`"ClassIdentifier":"` + eventE1 + `","ClassTitle":"Welding Basics",` +
 				`"ClassStarted":"2024-03-10T14:30:00-05:00","ClassEnded":"2024-03-10T18:00:00-05:00",` +
 				`"AchievementIdentifier":"` + achievementA1 + `","AchievementTitle":"Welder Level 1","AchievementCountGranted":3}`
-			if got := groupList(t, s, gradebooks, engine.KindSearch, engine.Organization(orgA), "Identifier", gradebookG1); len(got) != 1 || got[0] != want {
+			if got := groupList(t, s, gradebooks, request.KindSearch, engine.Organization(orgA), "Identifier", gradebookG1); len(got) != 1 || got[0] != want {
 				t.Errorf("gradebook search %v\nwant %s", got, want)
 			}
 			for _, tt := range []struct {
@@ -415,11 +416,11 @@ func TestGroupsOnStores(t *testing.T) {
 				{scope: engine.Organization(orgA), params: []string{"ClassStartedBefore", "2024-03-10T19:30:00Z"}, want: 0},
 				{scope: engine.Organization(orgA), params: []string{"GradebookCreatedBefore", "2024-01-05T09:00:00Z"}, want: 0},
 			} {
-				if got := len(groupList(t, s, gradebooks, engine.KindSearch, tt.scope, tt.params...)); got != tt.want {
+				if got := len(groupList(t, s, gradebooks, request.KindSearch, tt.scope, tt.params...)); got != tt.want {
 					t.Errorf("gradebooks org %s %v: %d, want %d", tt.scope, tt.params, got, tt.want)
 				}
 			}
-			if got := groupList(t, s, gradebooks, engine.KindSearch, engine.Organization(orgA), "Includes", "GradebookTitle"); fmt.Sprint(got) != `[{"GradebookTitle":"Autumn"} {"GradebookTitle":"Spring welding"}]` {
+			if got := groupList(t, s, gradebooks, request.KindSearch, engine.Organization(orgA), "Includes", "GradebookTitle"); fmt.Sprint(got) != `[{"GradebookTitle":"Autumn"} {"GradebookTitle":"Spring welding"}]` {
 				t.Errorf("gradebooks by default sort: %v", got)
 			}
 			for _, tt := range []struct {
@@ -452,7 +453,7 @@ func TestGroupsOnStores(t *testing.T) {
 			if err := s.Delete(ctx, memberships, []any{membershipM1}, engine.Organization(orgA)); err != nil {
 				t.Fatal(err)
 			}
-			if got := groupList(t, s, reg.MustByName("MembershipDeletion"), engine.KindList, engine.Organization(orgA), "MembershipIdentifier", membershipM1, "Excludes", "DeletionIdentifier,DeletionWhen"); len(got) != 1 ||
+			if got := groupList(t, s, reg.MustByName("MembershipDeletion"), request.KindList, engine.Organization(orgA), "MembershipIdentifier", membershipM1, "Excludes", "DeletionIdentifier,DeletionWhen"); len(got) != 1 ||
 				got[0] != `{"GroupIdentifier":"`+groupG1+`","MembershipIdentifier":"`+membershipM1+`","OrganizationIdentifier":"`+orgA+`","UserIdentifier":"`+userU1+`"}` {
 				t.Errorf("membership deletions %v", got)
 			}
@@ -511,13 +512,13 @@ func seedCreate(t *testing.T, s *engine.Store, name, body string) engine.Record 
 	return rec
 }
 
-func groupQuery(t *testing.T, r *engine.Resource, kind engine.Kind, params []string) engine.Query {
+func groupQuery(t *testing.T, r *engine.Resource, kind request.Kind, params []string) engine.Query {
 	t.Helper()
 	v := url.Values{}
 	for i := 0; i+1 < len(params); i += 2 {
 		v.Set(params[i], params[i+1])
 	}
-	q, err := r.ParseQuery(v, kind)
+	q, err := request.ListQuery(r, v, kind)
 	if err != nil {
 		t.Fatalf("%s %v: %v", r.Name, params, err)
 	}
@@ -526,7 +527,7 @@ func groupQuery(t *testing.T, r *engine.Resource, kind engine.Kind, params []str
 
 func groupCount(t *testing.T, s *engine.Store, r *engine.Resource, scope engine.Scope) int64 {
 	t.Helper()
-	n, err := s.Count(context.Background(), r, groupQuery(t, r, engine.KindCount, nil), scope)
+	n, err := s.Count(context.Background(), r, groupQuery(t, r, request.KindCount, nil), scope)
 	if err != nil {
 		t.Fatalf("count %s: %v", r.Name, err)
 	}
@@ -534,7 +535,7 @@ func groupCount(t *testing.T, s *engine.Store, r *engine.Resource, scope engine.
 }
 
 // groupList runs a list or search and returns its records as JSON objects.
-func groupList(t *testing.T, s *engine.Store, r *engine.Resource, kind engine.Kind, scope engine.Scope, params ...string) []string {
+func groupList(t *testing.T, s *engine.Store, r *engine.Resource, kind request.Kind, scope engine.Scope, params ...string) []string {
 	t.Helper()
 	q := groupQuery(t, r, kind, params)
 	recs, _, err := s.List(context.Background(), r, q, scope)

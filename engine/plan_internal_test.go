@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"os"
 	"testing"
 
@@ -46,23 +45,36 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	if _, err := s.Get(ctx, w, key, nil, Organization("0190a6f0-0000-7000-8000-0000000000bb")); !IsNotFound(err) {
 		t.Errorf("a planned get in another organization: %v", err)
 	}
-	q, err := w.ParseQuery(url.Values{"WidgetCode": {"P1"}}, KindList)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := filtered(t, w, "WidgetCode", "P1")
 	if recs, n, err := s.List(ctx, w, q, AllOrganizations()); err != nil || n != 1 || len(recs) != 1 {
 		t.Fatalf("list: %v %d %v", recs, n, err)
 	}
 	if s.plans.plans[shape("list", w, q)] == nil {
 		t.Error("an equality list has no plan")
 	}
-	q, _ = w.ParseQuery(url.Values{"WidgetMade": {"2024-03-10T20:30:00Z"}}, KindList)
+	q = filtered(t, w, "WidgetMade", "2024-03-10T20:30:00Z")
 	if shape("list", w, q) != "" {
 		t.Error("a datetime filter must not be planned: its value is rewritten")
 	}
 	if recs, _, err := s.List(ctx, w, q, AllOrganizations()); err != nil || len(recs) != 1 {
 		t.Fatalf("unplanned list: %v %v", recs, err)
 	}
+}
+
+// filtered is the first page of r's records whose filter param is value, as a list request
+// with that one parameter asks.
+func filtered(t *testing.T, r *Resource, param, value string) Query {
+	t.Helper()
+	f, ok := r.Filter(param)
+	if !ok {
+		t.Fatalf("%s has no filter %s", r.Name, param)
+	}
+	v, err := f.Field.ParseText(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Query{Conds: []Cond{{Field: f.Field, Op: f.Op, Value: v}}, Page: 1, Take: DefaultTake,
+		Sort: r.DefaultSort, Fields: r.Output, Format: FormatJSON}
 }
 
 // TestPlainJSONStringAgreesWithEncodingJSON: the fast path for member strings reads what

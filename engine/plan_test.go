@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 	"credo/internal/testenv"
 )
 
@@ -69,7 +70,7 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 		"org, sorted by date": "OrganizationIdentifier=" + orgs[3] + "&Sort=CommentCreated desc",
 	}
 	for name, params := range cases {
-		q := query(t, r, engine.KindList, params)
+		q := query(t, r, request.KindList, params)
 		sql, vars := s.ListSQL(r, q, engine.AllOrganizations())
 		var plan []string
 		if err := s.DB(ctx).Raw("EXPLAIN "+sql, vars...).Scan(&plan).Error; err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -68,7 +69,7 @@ func BenchmarkParseQuery(b *testing.B) {
 	b.Run("list", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := r.ParseQuery(values, engine.KindList); err != nil {
+			if _, err := request.ListQuery(r, values, request.KindList); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -77,7 +78,7 @@ func BenchmarkParseQuery(b *testing.B) {
 		v := url.Values{"OrganizationIdentifier": values["OrganizationIdentifier"]}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := r.ParseQuery(v, engine.KindCount); err != nil {
+			if _, err := request.ListQuery(r, v, request.KindCount); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -101,7 +102,7 @@ func BenchmarkBuildSQL(b *testing.B) {
 	}
 	b.Cleanup(func() { db.Close() })
 	s, _ := db.Store("e01")
-	q, err := r.ParseQuery(w2Values([2]string{"0190a6f0-0000-7000-8000-00000000000a", "0190a6f0-0000-7000-8000-00000000000b"}), engine.KindList)
+	q, err := request.ListQuery(r, w2Values([2]string{"0190a6f0-0000-7000-8000-00000000000a", "0190a6f0-0000-7000-8000-00000000000b"}), request.KindList)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func BenchmarkStore(b *testing.B) {
 			b.Run("List", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					q, err := d.r.ParseQuery(w2Values(d.pairs[rng.IntN(len(d.pairs))]), engine.KindList)
+					q, err := request.ListQuery(d.r, w2Values(d.pairs[rng.IntN(len(d.pairs))]), request.KindList)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -185,7 +186,7 @@ func BenchmarkStore(b *testing.B) {
 			b.Run("Count", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					q, err := d.r.ParseQuery(url.Values{"OrganizationIdentifier": {d.pairs[rng.IntN(len(d.pairs))][0]}}, engine.KindCount)
+					q, err := request.ListQuery(d.r, url.Values{"OrganizationIdentifier": {d.pairs[rng.IntN(len(d.pairs))][0]}}, request.KindCount)
 					if err != nil {
 						b.Fatal(err)
 					}

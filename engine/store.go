@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,8 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"credo/internal/dsn"
 )
 
 // Dialect names the database a store runs on.
@@ -343,10 +344,4 @@ func (s *Store) qualify(table string) string {
 func quote(ident string) string { return `"` + ident + `"` }
 
 // Redact hides the password of a database URL, for messages and logs.
-func Redact(raw string) string {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
-}
+func Redact(raw string) string { return dsn.Redact(raw) }

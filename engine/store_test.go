@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 	"credo/internal/testenv"
 	"credo/resources"
 )
@@ -233,13 +234,13 @@ func TestStoreUpdatePatchDelete(t *testing.T) {
 	})
 }
 
-func query(t *testing.T, r *engine.Resource, kind engine.Kind, params string) engine.Query {
+func query(t *testing.T, r *engine.Resource, kind request.Kind, params string) engine.Query {
 	t.Helper()
 	v, err := url.ParseQuery(params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := r.ParseQuery(v, kind)
+	q, err := request.ListQuery(r, v, kind)
 	if err != nil {
 		t.Fatalf("ParseQuery(%q): %v", params, err)
 	}
@@ -257,7 +258,7 @@ func TestStorePagingReturnsEveryRecordOnce(t *testing.T) {
 		}
 		seen := map[any]int{}
 		for page := 1; page <= 8; page++ {
-			recs, total, err := s.List(ctx, w, query(t, w, engine.KindList, fmt.Sprintf("Take=7&Page=%d&Sort=WidgetSize desc", page)), engine.AllOrganizations())
+			recs, total, err := s.List(ctx, w, query(t, w, request.KindList, fmt.Sprintf("Take=7&Page=%d&Sort=WidgetSize desc", page)), engine.AllOrganizations())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +332,7 @@ func TestStoreFilters(t *testing.T) {
 		}
 		for _, tt := range tests {
 			v, _ := url.ParseQuery(tt.params)
-			q, err := w.ParseQuery(v, engine.KindList)
+			q, err := request.ListQuery(w, v, request.KindList)
 			if tt.params == "Sort=widgetsize DESC" {
 				if !errors.Is(err, engine.ErrInvalid) {
 					t.Errorf("%s: sort field names are exact; err = %v", tt.params, err)
@@ -354,7 +355,7 @@ func TestStoreFilters(t *testing.T) {
 			}
 		}
 		// Search projects the reduced record with its computed count.
-		recs, _, err := s.List(ctx, w, query(t, w, engine.KindSearch, "WidgetCode=F1"), engine.AllOrganizations())
+		recs, _, err := s.List(ctx, w, query(t, w, request.KindSearch, "WidgetCode=F1"), engine.AllOrganizations())
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("search: %v %v", recs, err)
 		}
@@ -373,7 +374,7 @@ func TestParseQueryRejects(t *testing.T) {
 	w := reg.MustByName("Widget")
 	tests := []struct {
 		params, member string
-		kind           engine.Kind
+		kind           request.Kind
 	}{
 		{params: "Colour=red", member: "Colour"},
 		{params: "WidgetSize=big", member: "WidgetSize"},
@@ -393,7 +394,7 @@ func TestParseQueryRejects(t *testing.T) {
 		{params: "Includes=Nope", member: "Includes"},
 		{params: "Excludes=PartCount", member: "Excludes"},
 		{params: "Format=xml", member: "Format"},
-		{params: "Take=5", member: "Take", kind: engine.KindCount},
+		{params: "Take=5", member: "Take", kind: request.KindCount},
 		{params: "WidgetCode=a&WidgetCode=b", member: "WidgetCode"},
 		// Text the stores cannot keep or compare exactly (decisions §4).
 		{params: "WidgetTitle=a%00b", member: "WidgetTitle"},
@@ -413,15 +414,15 @@ func TestParseQueryRejects(t *testing.T) {
 		{params: "Includes=,", member: "Includes"},
 		{params: "Includes=", member: "Includes"},
 		{params: "Includes=WidgetCode&Excludes=WidgetCode", member: "Excludes"},
-		{params: "Excludes=WidgetIdentifier,WidgetCode,PartCount", member: "Excludes", kind: engine.KindSearch},
+		{params: "Excludes=WidgetIdentifier,WidgetCode,PartCount", member: "Excludes", kind: request.KindSearch},
 	}
 	for _, tt := range tests {
 		v, _ := url.ParseQuery(tt.params)
 		kind := tt.kind
-		if kind == engine.KindCount && tt.params != "Take=5" {
-			kind = engine.KindList
+		if kind == request.KindCount && tt.params != "Take=5" {
+			kind = request.KindList
 		}
-		_, err := w.ParseQuery(v, kind)
+		_, err := request.ListQuery(w, v, kind)
 		var verr *engine.ValidationError
 		if !errors.As(err, &verr) || verr.Fields[tt.member] == nil {
 			t.Errorf("ParseQuery(%q) = %v, want a problem naming %s", tt.params, err, tt.member)
@@ -429,7 +430,7 @@ func TestParseQueryRejects(t *testing.T) {
 	}
 	for _, params := range []string{"Includes=,", "Excludes=" + strings.Join(engine.Names(w.Output), ","), "Includes=WidgetCode&Excludes=WidgetCode"} {
 		v, _ := url.ParseQuery(params)
-		if _, err := w.ParseFields(v); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := request.Fields(w, v); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("ParseFields(%q) = %v, want ErrInvalid", params, err)
 		}
 	}
@@ -438,8 +439,8 @@ func TestParseQueryRejects(t *testing.T) {
 	for _, f := range w.Fields {
 		sortAll = append(sortAll, f.Name+" desc")
 	}
-	query(t, w, engine.KindList, "Sort="+strings.Join(sortAll, ",")+"&WidgetTitle="+strings.Repeat("é", engine.MaxStringLength))
-	q := query(t, w, engine.KindList, "Includes=WidgetSize,WidgetCode&Excludes=WidgetSize&Take=5&Filter.Take=5")
+	query(t, w, request.KindList, "Sort="+strings.Join(sortAll, ",")+"&WidgetTitle="+strings.Repeat("é", engine.MaxStringLength))
+	q := query(t, w, request.KindList, "Includes=WidgetSize,WidgetCode&Excludes=WidgetSize&Take=5&Filter.Take=5")
 	if names := engine.Names(q.Fields); strings.Join(names, ",") != "WidgetCode" || q.Take != 5 {
 		t.Errorf("Includes/Excludes/aliases gave %v take %d", names, q.Take)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/handlers/request"
 )
 
 // The secret-bearing User members (decisions §7).
@@ -143,17 +144,17 @@ func TestWriteOnlyQueries(t *testing.T) {
 			{"Includes", "Email," + name, "Includes"},
 			{"Excludes", name, "Excludes"},
 		} {
-			_, err := users.ParseQuery(url.Values{tc.param: {tc.value}}, engine.KindList)
+			_, err := request.ListQuery(users, url.Values{tc.param: {tc.value}}, request.KindList)
 			var verr *engine.ValidationError
 			if err == nil || !asValidation(err, &verr) || len(verr.Fields[tc.member]) == 0 || !strings.Contains(strings.Join(verr.Fields[tc.member], " "), name) {
 				t.Errorf("%s=%s: %v, want a 400 naming %s under %s", tc.param, tc.value, err, name, tc.member)
 			}
 		}
-		if _, err := users.ParseFields(url.Values{"Includes": {name}}); err == nil {
+		if _, err := request.Fields(users, url.Values{"Includes": {name}}); err == nil {
 			t.Errorf("get Includes=%s accepted", name)
 		}
 	}
-	q, err := users.ParseQuery(url.Values{}, engine.KindList)
+	q, err := request.ListQuery(users, url.Values{}, request.KindList)
 	if err != nil {
 		t.Fatal(err)
 	}

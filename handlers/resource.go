@@ -53,9 +53,9 @@ func (h *resourceHandler) handler(op engine.Op) problem.HandlerFunc {
 	case engine.OpCount:
 		return h.count
 	case engine.OpList:
-		return h.list(engine.KindList)
+		return h.list(request.KindList)
 	case engine.OpSearch:
-		return h.list(engine.KindSearch)
+		return h.list(request.KindSearch)
 	}
 	panic(fmt.Sprintf("handlers: no handler for operation %q", op))
 }
@@ -97,7 +97,7 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if fields, err = h.res.ParseFields(values); err != nil {
+		if fields, err = request.Fields(h.res, values); err != nil {
 			return err
 		}
 	}
@@ -194,7 +194,7 @@ func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := h.res.ParseQuery(values, engine.KindCount)
+	q, err := request.ListQuery(h.res, values, request.KindCount)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
 	return problem.JSON(w, http.StatusOK, struct{ Count int64 }{n})
 }
 
-func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
+func (h *resourceHandler) list(kind request.Kind) problem.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		accept, err := negotiate(r, true)
 		if err != nil {
@@ -216,12 +216,12 @@ func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		q, err := h.res.ParseQuery(values, kind)
+		q, err := request.ListQuery(h.res, values, kind)
 		if err != nil {
 			return err
 		}
 		logOrigin(r, q.Origin)
-		if !hasFormat(values) {
+		if !request.HasFormat(values) {
 			q.Format = accept
 		}
 		recs, total, err := engine.StoreFrom(r.Context()).List(r.Context(), h.res, q, h.scope(r))
@@ -239,8 +239,6 @@ func (h *resourceHandler) list(kind engine.Kind) problem.HandlerFunc {
 		return writeRecords(w, r, recs, q.Fields)
 	}
 }
-
-func hasFormat(v url.Values) bool { return v.Has("Format") || v.Has("Filter.Format") }
 
 func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {
 	b := engine.AppendJSON(make([]byte, 0, 512), rec, fields)

@@ -69,7 +69,7 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 // ParseQuery reads the export's parameters: the list parameters of the gradebooks, where
 // leaving out Take means every match (Take 0) and then Page, if given, must be 1.
 func ParseQuery(gradebooks *engine.Resource, values url.Values) (engine.Query, error) {
-	q, err := gradebooks.ParseQuery(values, engine.KindList)
+	q, err := request.ListQuery(gradebooks, values, request.KindList)
 	if err != nil {
 		return engine.Query{}, err
 	}

@@ -1,0 +1,280 @@
+package request
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"credo/engine"
+)
+
+// Kind says which operation a query string is for, and so which projection it starts from.
+type Kind int
+
+// Query kinds: count takes no paging, list projects the record, search the reduced record.
+const (
+	KindCount Kind = iota
+	KindList
+	KindSearch
+)
+
+// originParams are the Origin.* parameters every count, list and search accepts (api.md rule 4),
+// typed as fields so that they are checked like filters.
+var originParams = func() map[string]*engine.Field {
+	m := map[string]*engine.Field{}
+	for name, t := range map[string]engine.Type{
+		"Origin.When": engine.TypeDateTime, "Origin.Organization": engine.TypeUUID, "Origin.User": engine.TypeUUID,
+		"Origin.Proxy": engine.TypeUUID, "Origin.Description": engine.TypeString, "Origin.Reason": engine.TypeString,
+		"Origin.Source": engine.TypeString,
+	} {
+		m[name] = &engine.Field{Name: name, Type: t, MaxLen: engine.MaxStringLength}
+	}
+	return m
+}()
+
+var pagingParams = []string{"Page", "Take", "Sort", "Excludes", "Includes", "Format"}
+
+// ListQuery reads the query parameters of a count, list or search of r into the engine's
+// typed query. Unknown parameters, values of the wrong type and out-of-range paging are
+// *engine.ValidationErrors naming the parameter.
+func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, error) {
+	q := engine.Query{Page: 1, Take: engine.DefaultTake, Format: engine.FormatJSON}
+	verr := &engine.ValidationError{}
+	paging := map[string]string{}
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		vals := values[name]
+		if len(vals) != 1 {
+			verr.Add(name, fmt.Sprintf("%s is given %d times; give it once", name, len(vals)))
+			continue
+		}
+		v := vals[0]
+		switch {
+		case name == "Identifier":
+			id, err := r.Key[0].ParseText(v)
+			if err != nil {
+				verr.Add(name, fmt.Sprintf("Identifier: %v", err))
+				continue
+			}
+			q.Conds = append(q.Conds, engine.Cond{Field: r.Key[0], Op: engine.MatchEq, Value: id})
+		case strings.HasPrefix(name, "Origin."):
+			f, ok := originParams[name]
+			if !ok {
+				verr.Add(name, fmt.Sprintf("unknown parameter %s (Origin.When, Origin.Organization, Origin.User, Origin.Proxy, Origin.Description, Origin.Reason, Origin.Source)", name))
+				continue
+			}
+			if _, err := f.ParseText(v); err != nil {
+				verr.Add(name, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+			if q.Origin == nil {
+				q.Origin = map[string]string{}
+			}
+			q.Origin[name] = v
+		case strings.HasPrefix(name, "Filter."):
+			p := strings.TrimPrefix(name, "Filter.")
+			if !slices.Contains(pagingParams, p) {
+				verr.Add(name, fmt.Sprintf("unknown parameter %s (Filter.%s)", name, strings.Join(pagingParams, ", Filter.")))
+				continue
+			}
+			if prev, dup := paging[p]; dup && prev != v {
+				verr.Add(name, fmt.Sprintf("%s and %s disagree", name, p))
+				continue
+			}
+			paging[p] = v
+		case slices.Contains(pagingParams, name):
+			if kind == KindCount {
+				verr.Add(name, fmt.Sprintf("%s does not apply to count", name))
+				continue
+			}
+			if prev, dup := paging[name]; dup && prev != v {
+				verr.Add(name, fmt.Sprintf("%s and Filter.%s disagree", name, name))
+				continue
+			}
+			paging[name] = v
+		default:
+			f, ok := r.Filter(name)
+			if m, member := r.Member(name); !ok && member && m.WriteOnly {
+				verr.Add(name, fmt.Sprintf("%s is write-only and cannot be filtered on", name))
+				continue
+			}
+			if !ok {
+				verr.Add(name, fmt.Sprintf("unknown parameter %s", name))
+				continue
+			}
+			val, err := f.Field.ParseText(v)
+			if err != nil {
+				verr.Add(name, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+			q.Conds = append(q.Conds, engine.Cond{Field: f.Field, Op: f.Op, Value: val})
+		}
+	}
+	applyPaging(r, &q, paging, kind, verr)
+	if !verr.Empty() {
+		return engine.Query{}, verr
+	}
+	return q, nil
+}
+
+// HasFormat reports whether values choose the result format (Format or Filter.Format), which
+// then wins over the Accept header.
+func HasFormat(values url.Values) bool { return values.Has("Format") || values.Has("Filter.Format") }
+
+func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, kind Kind, verr *engine.ValidationError) {
+	if kind == KindCount {
+		return
+	}
+	if v, ok := paging["Page"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			verr.Add("Page", fmt.Sprintf("Page %q must be an integer from 1 to 1000000", v))
+		}
+		q.Page = n
+	}
+	if v, ok := paging["Take"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > r.MaxTake {
+			verr.Add("Take", fmt.Sprintf("Take %q must be an integer from 1 to %d", v, r.MaxTake))
+		}
+		q.Take = n
+	}
+	q.Sort = r.DefaultSort
+	if v, ok := paging["Sort"]; ok {
+		list := splitList(v)
+		if max := len(r.Sortable()); len(list) > max {
+			verr.Add("Sort", fmt.Sprintf("Sort has %d terms; it takes at most %d, one per sortable field", len(list), max))
+			return
+		}
+		terms, err := r.SortTerms(list)
+		if err != nil || len(terms) == 0 {
+			verr.Add("Sort", fmt.Sprintf("Sort %q: %v; sortable fields are %s", v, errOrEmpty(err), strings.Join(r.Sortable(), ", ")))
+		} else {
+			q.Sort = terms
+		}
+	}
+	if v, ok := paging["Format"]; ok {
+		switch engine.Format(strings.ToLower(v)) {
+		case engine.FormatJSON:
+			q.Format = engine.FormatJSON
+		case engine.FormatCSV:
+			q.Format = engine.FormatCSV
+		default:
+			verr.Add("Format", fmt.Sprintf("Format %q must be json or csv", v))
+		}
+	}
+	base := r.Output
+	if kind == KindSearch {
+		base = r.SearchFields
+	}
+	inc, incGiven := paging["Includes"]
+	fields, err := project(base, incGiven, splitList(inc), splitList(paging["Excludes"]))
+	if err != nil {
+		verr.Add(err.member, err.msg)
+	}
+	q.Fields = fields
+}
+
+func errOrEmpty(err error) string {
+	if err == nil {
+		return "no sort field given"
+	}
+	return err.Error()
+}
+
+func splitList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type memberErr struct{ member, msg string }
+
+// project applies Includes (which also orders) and Excludes to a base projection. Includes
+// given without a name, or the two together leaving no member, are errors: a record without
+// members is no answer a client could have meant.
+func project(base []*engine.Field, incGiven bool, includes, excludes []string) ([]*engine.Field, *memberErr) {
+	all := func() string {
+		names := make([]string, len(base))
+		for i, f := range base {
+			names[i] = f.Name
+		}
+		return strings.Join(names, ", ")
+	}
+	find := func(param, name string) (*engine.Field, *memberErr) {
+		for _, f := range base {
+			if f.Name == name {
+				return f, nil
+			}
+		}
+		return nil, &memberErr{param, fmt.Sprintf("%s: %q is not a member of the result (%s)", param, name, all())}
+	}
+	if incGiven && len(includes) == 0 {
+		return nil, &memberErr{"Includes", fmt.Sprintf("Includes names no member; name one or more of %s", all())}
+	}
+	out := base
+	if len(includes) > 0 {
+		out = nil
+		for _, name := range includes {
+			f, err := find("Includes", name)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(excludes) > 0 {
+		drop := map[*engine.Field]bool{}
+		for _, name := range excludes {
+			f, err := find("Excludes", name)
+			if err != nil {
+				return nil, err
+			}
+			drop[f] = true
+		}
+		kept := make([]*engine.Field, 0, len(out))
+		for _, f := range out {
+			if !drop[f] {
+				kept = append(kept, f)
+			}
+		}
+		out = kept
+		if len(out) == 0 {
+			return nil, &memberErr{"Excludes", "Excludes leaves no member to return; exclude fewer of " + all()}
+		}
+	}
+	return out, nil
+}
+
+// Fields reads Includes/Excludes for a get of r's full record.
+func Fields(r *engine.Resource, values url.Values) ([]*engine.Field, error) {
+	for name, vals := range values {
+		if name != "Includes" && name != "Excludes" {
+			return nil, engine.InvalidMember(name, "unknown parameter %s (Includes, Excludes)", name)
+		}
+		if len(vals) != 1 {
+			return nil, engine.InvalidMember(name, "%s is given %d times; give it once", name, len(vals))
+		}
+	}
+	fields, err := project(r.Output, values.Has("Includes"), splitList(values.Get("Includes")), splitList(values.Get("Excludes")))
+	if err != nil {
+		return nil, engine.InvalidMember(err.member, "%s", err.msg)
+	}
+	return fields, nil
+}
