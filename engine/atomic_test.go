@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"credo/engine"
+	"credo/internal/testenv"
 	"credo/resources"
 )
 
@@ -92,7 +93,7 @@ func TestDeleteHookSeesTheRowItDeletes(t *testing.T) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				patchErr = s.Patch(ctx, m, key, []byte(fmt.Sprintf(`{"GroupIdentifier":%q}`, newGroup)), engine.AllOrganizations())
+				patchErr = testenv.PatchJSON(ctx, s, m, key, []byte(fmt.Sprintf(`{"GroupIdentifier":%q}`, newGroup)), engine.AllOrganizations())
 			}()
 			go func() {
 				defer wg.Done()

@@ -31,11 +31,10 @@ func (e *BulkError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *BulkError) Is(target error) bool { return target == ErrInvalid }
 
-// DecodeRow reads one CSV row (cells under header names) into a record: a cell is parsed as its
+// DecodeRow reads one CSV row (cells under header names) into a draft: a cell is parsed as its
 // member's type; an empty cell is omitted (null, default or zero, as in a body).
-func (r *Resource) DecodeRow(header, cells []string) (Record, []bool, error) {
-	rec := r.NewRecord()
-	present := make([]bool, len(r.Members))
+func (r *Resource) DecodeRow(header, cells []string) (Draft, error) {
+	d := r.NewDraft()
 	verr := &ValidationError{}
 	for i, name := range header {
 		f, ok := r.byName[name]
@@ -51,35 +50,34 @@ func (r *Resource) DecodeRow(header, cells []string) (Record, []bool, error) {
 			verr.Add(name, fmt.Sprintf("%s %v", name, err))
 			continue
 		}
-		rec[f.Index], present[f.Index] = v, true
+		d.rec[f.Index], d.given[f.Index] = v, true
 	}
 	if !verr.Empty() {
-		return nil, nil, verr
+		return Draft{}, verr
 	}
-	return rec, present, nil
+	return d, nil
 }
 
-// DecodeArray reads a JSON array of bodies; each element goes through DecodeBody.
-func (r *Resource) DecodeArray(data []byte) ([]Record, [][]bool, error) {
+// DecodeArray reads a JSON array of bodies; each element goes through DecodeDraft.
+func (r *Resource) DecodeArray(data []byte) ([]Draft, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
-		return nil, nil, Invalid("the file must be a JSON array of %s objects: %v", r.Name, err)
+		return nil, Invalid("the file must be a JSON array of %s objects: %v", r.Name, err)
 	}
-	recs := make([]Record, len(raws))
-	presents := make([][]bool, len(raws))
+	drafts := make([]Draft, len(raws))
 	bulk := &BulkError{}
 	for i, raw := range raws {
-		rec, present, err := r.DecodeBody(raw)
+		d, err := r.DecodeDraft(raw)
 		if err != nil {
 			bulk.add(i, err)
 			continue
 		}
-		recs[i], presents[i] = rec, present
+		drafts[i] = d
 	}
 	if len(bulk.Rows) > 0 {
-		return nil, nil, bulk
+		return nil, bulk
 	}
-	return recs, presents, nil
+	return drafts, nil
 }
 
 func (e *BulkError) add(row int, err error) {
@@ -96,21 +94,22 @@ func (e *BulkError) add(row int, err error) {
 
 // InsertAll checks every record (CheckAll), then inserts them all in one transaction, in
 // batches. Any problem or failed insert writes nothing; problems carry the row index.
-func (s *Store) InsertAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope) error {
-	return s.InsertAllProgress(ctx, r, recs, presents, scope, nil)
+func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scope Scope) error {
+	return s.InsertAllProgress(ctx, r, drafts, scope, nil)
 }
 
 // InsertAllProgress is InsertAll that calls progress, when not nil, with the number of records
 // written after each batch. The write check that ctx carries for r (WithWriteCheck) runs on
 // every record before anything is written; its refusal is returned as it is.
-func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope, progress func(written int)) error {
-	bulk, err := s.CheckAll(ctx, r, recs, presents, scope)
+func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Draft, scope Scope, progress func(written int)) error {
+	bulk, err := s.CheckAll(ctx, r, drafts, scope)
 	if err != nil {
 		return fmt.Errorf("engine: load %s: %w", r.Name, err)
 	}
 	if bulk != nil {
 		return fmt.Errorf("engine: load %s: %w", r.Name, bulk)
 	}
+	recs, _ := records(r, drafts) // CheckAll has checked every draft
 	if check := writeCheck(ctx, r); check != nil {
 		for i, rec := range recs {
 			if rec == nil {

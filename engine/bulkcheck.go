@@ -12,6 +12,21 @@ import (
 // existingBatch bounds the values of one IN (…) when checking which values exist.
 const existingBatch = 500
 
+// records returns the records of drafts of r (nil for the zero Draft).
+func records(r *Resource, drafts []Draft) ([]Record, error) {
+	recs := make([]Record, len(drafts))
+	for i, d := range drafts {
+		if d.r == nil {
+			continue
+		}
+		if err := d.of(r); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		recs[i] = d.rec
+	}
+	return recs, nil
+}
+
 // CheckAll prepares the records of a bulk insert as InsertAll does (keys, defaults, the
 // caller's organization, hooks) and returns every problem it finds, without writing:
 //   - each record's member problems (required, null, validate rules, organization);
@@ -21,10 +36,15 @@ const existingBatch = 500
 //   - a value of a member that declares `references` naming no record of the referenced
 //     resource, in the partition or in the batch itself.
 //
-// A nil recs[i] is a row the caller could not decode: it is skipped, its index kept. The
-// result is nil when there is no problem; problems are ordered by row.
-func (s *Store) CheckAll(ctx context.Context, r *Resource, recs []Record, presents [][]bool, scope Scope) (*BulkError, error) {
+// A zero drafts[i] is a row the caller could not decode: it is skipped, its index kept. The
+// drafts are completed in place. The result is nil when there is no problem; problems are
+// ordered by row.
+func (s *Store) CheckAll(ctx context.Context, r *Resource, drafts []Draft, scope Scope) (*BulkError, error) {
 	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	recs, err := records(r, drafts)
+	if err != nil {
 		return nil, err
 	}
 	org := scope.orgFor(r)
@@ -34,7 +54,7 @@ func (s *Store) CheckAll(ctx context.Context, r *Resource, recs []Record, presen
 		if rec == nil {
 			continue
 		}
-		if err := s.prepareNew(r, rec, presents[i], org); err != nil {
+		if err := s.prepareNew(r, rec, drafts[i].given, org); err != nil {
 			bulk.add(i, err)
 			continue
 		}

@@ -101,14 +101,14 @@ func needContent(r *Resource) error {
 // InsertWithContent stores a new record of r with key whose content is what fill writes. The
 // chunks are written first, each in a statement of its own (a long write holds no
 // transaction, which on SQLite would block every other writer); then record builds the
-// record, knowing the content's length (an error there fails the insert), and it is inserted (as Insert does, without scope:
-// this is the process's own bookkeeping) in a transaction that checks that every chunk is
+// record's draft, knowing the content's length (an error there fails the insert), and it is
+// created (as Create does within every organization: this is the process's own bookkeeping) in a transaction that checks that every chunk is
 // there. So the record, and with it the content, is visible only once complete. When anything
 // fails the chunks written are removed (or, should that fail too, by PurgeContent later). A
 // record whose key is not key is refused. At most half the pool's connections write content
 // at once (see contentWriters); other writers wait their turn, as long as ctx lets them.
 func (s *Store) InsertWithContent(ctx context.Context, r *Resource, key []any, fill func(w io.Writer) error,
-	record func(size int64) (Record, []bool, error)) (Record, error) {
+	record func(size int64) (Draft, error)) (Record, error) {
 	if err := needContent(r); err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *Store) InsertWithContent(ctx context.Context, r *Resource, key []any, f
 }
 
 func (s *Store) insertWithContent(ctx context.Context, r *Resource, w *contentWriter, fill func(w io.Writer) error,
-	record func(size int64) (Record, []bool, error)) (Record, error) {
+	record func(size int64) (Draft, error)) (Record, error) {
 	if err := fill(w); err != nil {
 		return nil, err
 	}
@@ -148,11 +148,15 @@ func (s *Store) insertWithContent(ctx context.Context, r *Resource, w *contentWr
 			return nil, err
 		}
 	}
-	rec, present, err := record(w.n)
+	d, err := record(w.n)
+	if err == nil {
+		err = d.of(r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
-	if err := s.prepareNew(r, rec, present, ""); err != nil {
+	rec := d.rec
+	if err := s.prepareNew(r, rec, d.given, ""); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
 	for i, k := range keyOf(r, rec) {

@@ -16,10 +16,9 @@ import (
 )
 
 // manual builds a WidgetManual record for InsertWithContent.
-func manual(r *engine.Resource, code string, edition int64) func(int64) (engine.Record, []bool, error) {
-	return func(int64) (engine.Record, []bool, error) {
-		rec, present, err := r.DecodeBody(fmt.Appendf(nil, `{"WidgetCode":%q,"Edition":%d,"ManualTitle":"Manual"}`, code, edition))
-		return rec, present, err
+func manual(r *engine.Resource, code string, edition int64) func(int64) (engine.Draft, error) {
+	return func(int64) (engine.Draft, error) {
+		return r.DecodeDraft(fmt.Appendf(nil, `{"WidgetCode":%q,"Edition":%d,"ManualTitle":"Manual"}`, code, edition))
 	}
 }
 
@@ -147,13 +146,13 @@ func TestContentVisibleOnlyWhenComplete(t *testing.T) {
 		failures := []struct {
 			name   string
 			fill   func(io.Writer) error
-			record func(int64) (engine.Record, []bool, error)
+			record func(int64) (engine.Draft, error)
 		}{
 			{name: "fill fails after a chunk", fill: func(w io.Writer) error { _ = writeAll(big)(w); return boom }, record: manual(r, "failed", 1)},
-			{name: "record fails", fill: writeAll(big), record: func(int64) (engine.Record, []bool, error) { return nil, nil, boom }},
-			{name: "record invalid", fill: writeAll(big), record: func(int64) (engine.Record, []bool, error) {
-				rec, present, _ := r.DecodeBody([]byte(`{"WidgetCode":"failed","Edition":1}`))
-				return rec, present, nil
+			{name: "record fails", fill: writeAll(big), record: func(int64) (engine.Draft, error) { return engine.Draft{}, boom }},
+			{name: "record invalid", fill: writeAll(big), record: func(int64) (engine.Draft, error) {
+				d, _ := r.DecodeDraft([]byte(`{"WidgetCode":"failed","Edition":1}`))
+				return d, nil
 			}},
 			{name: "record of another key", fill: writeAll(big), record: manual(r, "other", 1)},
 			{name: "key already taken", fill: writeAll(big), record: manual(r, "during", 1)},
@@ -219,9 +218,8 @@ func TestContentDeletedWithRecord(t *testing.T) {
 			t.Error("DeleteWhere on a resource with content: no error (its content would stay)")
 		}
 		// DeleteMatching removes the matching records with their content, and only those.
-		if _, err := s.InsertWithContent(ctx, r, []any{"c", int64(3)}, writeAll([]byte("text of c")), func(int64) (engine.Record, []bool, error) {
-			rec, present, err := r.DecodeBody([]byte(`{"WidgetCode":"c","Edition":3,"ManualTitle":"Other"}`))
-			return rec, present, err
+		if _, err := s.InsertWithContent(ctx, r, []any{"c", int64(3)}, writeAll([]byte("text of c")), func(int64) (engine.Draft, error) {
+			return r.DecodeDraft([]byte(`{"WidgetCode":"c","Edition":3,"ManualTitle":"Other"}`))
 		}); err != nil {
 			t.Fatal(err)
 		}

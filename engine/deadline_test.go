@@ -70,11 +70,11 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 			return s.Stream(ctx, w, engine.Query{Page: 1, Fields: w.Output}, engine.AllOrganizations(), func(engine.Record) error { return nil })
 		},
 		"create": func() error {
-			_, err := s.Create(ctx, w, []byte(widget("F2", "")), engine.AllOrganizations())
+			_, err := testenv.CreateJSON(ctx, s, w, []byte(widget("F2", "")), engine.AllOrganizations())
 			return err
 		},
 		"patch": func() error {
-			return s.Patch(ctx, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), engine.AllOrganizations())
+			return testenv.PatchJSON(ctx, s, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), engine.AllOrganizations())
 		},
 		"module": func() error {
 			var n int64
@@ -317,7 +317,7 @@ func TestConnectionLimitIsUnavailable(t *testing.T) {
 				case 1:
 					_, _, err = s.List(context.Background(), w, engine.Query{Page: 1, Take: 5, Sort: w.DefaultSort, Fields: w.Output}, engine.AllOrganizations())
 				case 2:
-					_, err = s.Create(context.Background(), w, []byte(widget(fmt.Sprintf("L%d-%d", g, i), "")), engine.AllOrganizations())
+					_, err = testenv.CreateJSON(context.Background(), s, w, []byte(widget(fmt.Sprintf("L%d-%d", g, i), "")), engine.AllOrganizations())
 				case 3:
 					var n int64
 					err = engine.Translate(s.DB(context.Background()).Table(s.TableName(w)).Count(&n).Error)
@@ -426,10 +426,10 @@ func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c teste
 		_, err = s.Count(ctx, r, q, engine.AllOrganizations())
 		return err
 	case 3:
-		_, err := s.Create(ctx, r, fmt.Appendf(nil, `{"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentCreatedBy":%q,"CommentText":"x"}`, pair[0], pair[1], pair[1]), engine.AllOrganizations())
+		_, err := testenv.CreateJSON(ctx, s, r, fmt.Appendf(nil, `{"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentCreatedBy":%q,"CommentText":"x"}`, pair[0], pair[1], pair[1]), engine.AllOrganizations())
 		return err
 	case 4:
-		return s.Patch(ctx, r, []any{id}, []byte(`{"CommentText":"y"}`), engine.AllOrganizations())
+		return testenv.PatchJSON(ctx, s, r, []any{id}, []byte(`{"CommentText":"y"}`), engine.AllOrganizations())
 	case 5:
 		var rows []map[string]any
 		return s.DB(ctx).Table(s.TableName(r)).Where("user_identifier = ?", pair[1]).Limit(20).Find(&rows).Error

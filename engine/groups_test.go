@@ -505,7 +505,7 @@ func seedGroups(t *testing.T, s *engine.Store) {
 
 func seedCreate(t *testing.T, s *engine.Store, name, body string) engine.Record {
 	t.Helper()
-	rec, err := s.Create(context.Background(), s.Registry().MustByName(name), []byte(body), engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), s, s.Registry().MustByName(name), []byte(body), engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

@@ -90,17 +90,15 @@ func membershipDeletion(ctx context.Context, tx *Store, r *Resource, rec Record)
 	if !ok {
 		return fmt.Errorf("engine: membership-deletion hook needs the MembershipDeletion descriptor")
 	}
-	out := del.NewRecord()
-	present := make([]bool, len(del.Members))
-	set := func(name string, v any) {
-		f := del.byName[name]
-		out[f.Index], present[f.Index] = v, true
+	d, err := del.DraftOf(map[string]any{"DeletionIdentifier": NewID(), "DeletionWhen": Now()})
+	if err != nil {
+		return fmt.Errorf("engine: membership-deletion hook: %w", err)
 	}
-	set("DeletionIdentifier", NewID())
 	for _, name := range []string{"GroupIdentifier", "MembershipIdentifier", "OrganizationIdentifier", "UserIdentifier"} {
-		set(name, rec.Get(r, name))
+		if err := d.Set(name, rec.Get(r, name)); err != nil {
+			return fmt.Errorf("engine: membership-deletion hook: %w", err)
+		}
 	}
-	set("DeletionWhen", Now())
-	_, err := tx.Insert(ctx, del, out, present, AllOrganizations())
+	_, err = tx.Create(ctx, del, d, AllOrganizations())
 	return err
 }

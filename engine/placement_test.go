@@ -41,7 +41,7 @@ func TestOpenPlaced(t *testing.T) {
 			st2, _ := db.Store(two)
 			body := widget("SAME", `,"WidgetIdentifier":"0190a6f0-0000-7000-8000-0000000000f1"`)
 			for _, st := range []*engine.Store{st1, st2} {
-				if _, err := st.Create(ctx, r, []byte(body), engine.AllOrganizations()); err != nil {
+				if _, err := testenv.CreateJSON(ctx, st, r, []byte(body), engine.AllOrganizations()); err != nil {
 					t.Fatalf("create in %s: %v", st.Partition, err)
 				}
 				if err := st.Ping(ctx); err != nil {
@@ -55,7 +55,7 @@ func TestOpenPlaced(t *testing.T) {
 			if found, err := st1.Exists(ctx, r, []any{"0190a6f0-0000-7000-8000-0000000000f1"}, engine.AllOrganizations()); err != nil || !found {
 				t.Errorf("deleting in %s removed %s's record: %v %v", two, one, found, err)
 			}
-			if _, err := st2.Create(ctx, r, []byte(body), engine.AllOrganizations()); err != nil {
+			if _, err := testenv.CreateJSON(ctx, st2, r, []byte(body), engine.AllOrganizations()); err != nil {
 				t.Fatal(err)
 			}
 			// Where the data is, asked of each database directly.

@@ -25,7 +25,11 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	s, _ := db.Store("p1")
 	w := reg.MustByName("Widget")
 	org := "0190a6f0-0000-7000-8000-00000000000a"
-	rec, err := s.Create(ctx, w, []byte(`{"OrganizationIdentifier":"`+org+`","WidgetCode":"P1","WidgetMade":"2024-03-10T14:30:00-06:00"}`), AllOrganizations())
+	d, err := w.DecodeDraft([]byte(`{"OrganizationIdentifier":"` + org + `","WidgetCode":"P1","WidgetMade":"2024-03-10T14:30:00-06:00"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Create(ctx, w, d, AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}

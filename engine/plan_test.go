@@ -37,26 +37,25 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 	s, _ := db.Store(p)
 	r := reg.MustByName("UserComment")
 	const n = 100_000
-	recs := make([]engine.Record, n)
-	presents := make([][]bool, n)
+	drafts := make([]engine.Draft, n)
 	orgs := make([]string, 10)
 	for i := range orgs {
 		orgs[i] = fmt.Sprintf("0190a6f0-0000-7000-8000-%012d", i+1)
 	}
 	var someID string
-	for i := range recs {
+	for i := range drafts {
 		body := fmt.Sprintf(`{"CommentCreatedBy":"0190a6f0-0000-7000-9000-%012d","OrganizationIdentifier":%q,"UserIdentifier":"0190a6f0-0000-7000-a000-%012d","CommentText":"comment %d","CommentCreated":"2024-%02d-%02dT%02d:%02d:00Z"}`,
 			i%500, orgs[i%10], i%1000, i, 1+i%12, 1+i%28, i%24, i%60)
-		rec, present, err := r.DecodeBody([]byte(body))
+		d, err := r.DecodeDraft([]byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs[i], presents[i] = rec, present
+		drafts[i] = d
 	}
-	if err := s.InsertAll(ctx, r, recs, presents, engine.AllOrganizations()); err != nil {
+	if err := s.InsertAll(ctx, r, drafts, engine.AllOrganizations()); err != nil {
 		t.Fatal(err)
 	}
-	someID = recs[4242].Get(r, "CommentIdentifier").(string)
+	someID = drafts[4242].Get("CommentIdentifier").(string)
 	if err := s.DB(ctx).Exec("ANALYZE " + s.Table(r)).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	"credo/internal/testenv"
 )
 
 // TestZeroScopeIsRefused pins that no verb reads or writes with the zero Scope: forgetting
@@ -18,18 +19,18 @@ func TestZeroScopeIsRefused(t *testing.T) {
 		key := []any{mustCreate(t, s, w, widget("Z1", "")).Get(w, "WidgetIdentifier")}
 		var none engine.Scope
 		q := engine.Query{Page: 1, Take: 5, Sort: w.DefaultSort, Fields: w.Output}
-		rec, present, err := w.DecodeBody([]byte(widget("Z2", "")))
+		d, err := w.DecodeDraft([]byte(widget("Z2", "")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name, err := range map[string]error{
 			"get":    func() error { _, err := s.Get(ctx, w, key, nil, none); return err }(),
 			"exists": func() error { _, err := s.Exists(ctx, w, key, none); return err }(),
-			"create": func() error { _, err := s.Create(ctx, w, []byte(widget("Z3", "")), none); return err }(),
-			"insert": func() error { _, err := s.Insert(ctx, w, rec, present, none); return err }(),
-			"bulk":   s.InsertAll(ctx, w, []engine.Record{rec}, [][]bool{present}, none),
-			"update": s.Update(ctx, w, key, []byte(widget("Z4", "")), none),
-			"patch":  s.Patch(ctx, w, key, []byte(`{"WidgetSize":1}`), none),
+			"create": func() error { _, err := testenv.CreateJSON(ctx, s, w, []byte(widget("Z3", "")), none); return err }(),
+			"draft":  func() error { _, err := s.Create(ctx, w, d, none); return err }(),
+			"bulk":   s.InsertAll(ctx, w, []engine.Draft{d}, none),
+			"update": testenv.UpdateJSON(ctx, s, w, key, []byte(widget("Z4", "")), none),
+			"patch":  testenv.PatchJSON(ctx, s, w, key, []byte(`{"WidgetSize":1}`), none),
 			"delete": s.Delete(ctx, w, key, none),
 			"count":  func() error { _, err := s.Count(ctx, w, engine.Query{}, none); return err }(),
 			"list":   func() error { _, _, err := s.List(ctx, w, q, none); return err }(),

@@ -47,7 +47,7 @@ func eachStore(t *testing.T, reg *engine.Registry, fn func(t *testing.T, s *engi
 
 func mustCreate(t *testing.T, s *engine.Store, r *engine.Resource, body string) engine.Record {
 	t.Helper()
-	rec, err := s.Create(context.Background(), r, []byte(body), engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), s, r, []byte(body), engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("create %s: %v", body, err)
 	}
@@ -110,7 +110,7 @@ func TestStoreValidation(t *testing.T) {
 	}
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		for _, tt := range tests {
-			_, err := s.Create(context.Background(), w, []byte(tt.body), engine.AllOrganizations())
+			_, err := testenv.CreateJSON(context.Background(), s, w, []byte(tt.body), engine.AllOrganizations())
 			var verr *engine.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrInvalid) {
 				t.Errorf("%s: err = %v, want a ValidationError", tt.name, err)
@@ -133,7 +133,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		ctx := context.Background()
 		first := mustCreate(t, s, w, widget("DUP", ""))
-		_, err := s.Create(ctx, w, []byte(widget("DUP", "")), engine.AllOrganizations())
+		_, err := testenv.CreateJSON(ctx, s, w, []byte(widget("DUP", "")), engine.AllOrganizations())
 		var verr *engine.ValidationError
 		if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) || verr.Fields["WidgetCode"] == nil {
 			t.Fatalf("duplicate unique: %v, want a conflict naming WidgetCode", err)
@@ -149,7 +149,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 			{name: "duplicate key and unique constraint", body: widget("DUP", id), want: []string{"WidgetIdentifier"}},
 			{name: "duplicate unique constraint", body: widget("DUP", ""), want: []string{"OrganizationIdentifier", "WidgetCode"}},
 		} {
-			_, err := s.Create(ctx, w, []byte(tt.body), engine.AllOrganizations())
+			_, err := testenv.CreateJSON(ctx, s, w, []byte(tt.body), engine.AllOrganizations())
 			var verr *engine.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) {
 				t.Errorf("%s: %v, want a conflict", tt.name, err)
@@ -161,20 +161,20 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		}
 		// A file that repeats a stored key, or repeats a key itself, loads nothing and names the
 		// key at the row (CheckAll reports every problem of the file at once).
-		recs, presents, err := w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
+		drafts, err := w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var bulk *engine.BulkError
-		if err := s.InsertAll(ctx, w, recs, presents, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
 			t.Errorf("load of a stored key: %v, want a problem of row 0 naming WidgetIdentifier", err)
 		}
 		twice := fmt.Sprintf(`,"WidgetIdentifier":%q`, "0190a6f0-0000-7000-8000-0000000000f1")
-		recs, presents, err = w.DecodeArray([]byte("[" + widget("F2", twice) + "," + widget("F3", twice) + "]"))
+		drafts, err = w.DecodeArray([]byte("[" + widget("F2", twice) + "," + widget("F3", twice) + "]"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertAll(ctx, w, recs, presents, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
 			t.Errorf("load repeating a key: %v, want a problem of row 1 naming WidgetIdentifier", err)
 		}
 		if n, _ := s.Count(ctx, w, engine.Query{}, engine.AllOrganizations()); n != 1 {
@@ -191,23 +191,23 @@ func TestStoreUpdatePatchDelete(t *testing.T) {
 		rec := mustCreate(t, s, w, widget("U1", `,"WidgetTitle":"T","WidgetSize":5`))
 		key := []any{rec.Get(w, "WidgetIdentifier")}
 		other := "0190a6f0-0000-7000-8000-0000000000ff"
-		if err := s.Update(ctx, w, key, []byte(widget("U1", fmt.Sprintf(`,"WidgetIdentifier":%q`, other))), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
+		if err := testenv.UpdateJSON(ctx, s, w, key, []byte(widget("U1", fmt.Sprintf(`,"WidgetIdentifier":%q`, other))), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("update with another body key: %v, want ErrInvalid", err)
 		}
-		if err := s.Update(ctx, w, key, []byte(widget("U2", "")), engine.AllOrganizations()); err != nil {
+		if err := testenv.UpdateJSON(ctx, s, w, key, []byte(widget("U2", "")), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := s.Get(ctx, w, key, nil, engine.AllOrganizations())
 		if got.Get(w, "WidgetCode") != "U2" || got.Get(w, "WidgetTitle") != nil || got.Get(w, "WidgetSize") != nil {
 			t.Errorf("update is a full replacement; got %v", got)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"WidgetSize":7}`), engine.AllOrganizations()); err != nil {
+		if err := testenv.PatchJSON(ctx, s, w, key, []byte(`{"WidgetSize":7}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"WidgetEnabled":null}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
+		if err := testenv.PatchJSON(ctx, s, w, key, []byte(`{"WidgetEnabled":null}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("patch null into non-nullable: %v, want ErrInvalid", err)
 		}
-		if err := s.Patch(ctx, w, key, []byte(`{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000"}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
+		if err := testenv.PatchJSON(ctx, s, w, key, []byte(`{"OrganizationIdentifier":"00000000-0000-0000-0000-000000000000"}`), engine.AllOrganizations()); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("patch the nil UUID into a required reference: %v, want ErrInvalid", err)
 		}
 		got, _ = s.Get(ctx, w, key, nil, engine.AllOrganizations())
@@ -216,8 +216,8 @@ func TestStoreUpdatePatchDelete(t *testing.T) {
 		}
 		missing := []any{other}
 		for name, err := range map[string]error{
-			"update": s.Update(ctx, w, missing, []byte(widget("X", "")), engine.AllOrganizations()),
-			"patch":  s.Patch(ctx, w, missing, []byte(`{}`), engine.AllOrganizations()),
+			"update": testenv.UpdateJSON(ctx, s, w, missing, []byte(widget("X", "")), engine.AllOrganizations()),
+			"patch":  testenv.PatchJSON(ctx, s, w, missing, []byte(`{}`), engine.AllOrganizations()),
 			"delete": s.Delete(ctx, w, missing, engine.AllOrganizations()),
 			"scoped": s.Delete(ctx, w, key, engine.Organization(wOrgB)),
 		} {
@@ -294,16 +294,14 @@ func TestStoreFilters(t *testing.T) {
 		mustCreate(t, s, w, widget("F3", `,"WidgetTitle":"gamma","WidgetSize":3,"WidgetMade":"2024-03-11T00:00:00Z"`))
 		pid := "0190a6f0-0000-7000-8000-0000000000p1"
 		pid = strings.Replace(pid, "p1", "c1", 1)
-		rec := part.NewRecord()
-		present := make([]bool, len(part.Members))
-		for name, v := range map[string]any{"PartIdentifier": pid, "WidgetIdentifier": a.Get(w, "WidgetIdentifier"), "PartName": "Sprocket"} {
-			f, _ := part.Member(name)
-			rec[f.Index], present[f.Index] = v, true
-		}
-		if _, err := s.Insert(ctx, part, rec, present, engine.AllOrganizations()); err != nil {
+		d, err := part.DraftOf(map[string]any{"PartIdentifier": pid, "WidgetIdentifier": a.Get(w, "WidgetIdentifier"), "PartName": "Sprocket"})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Patch(ctx, w, []any{a.Get(w, "WidgetIdentifier")}, []byte(fmt.Sprintf(`{"PartIdentifier":%q}`, pid)), engine.AllOrganizations()); err != nil {
+		if _, err := s.Create(ctx, part, d, engine.AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		if err := testenv.PatchJSON(ctx, s, w, []any{a.Get(w, "WidgetIdentifier")}, []byte(fmt.Sprintf(`{"PartIdentifier":%q}`, pid)), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		tests := []struct {

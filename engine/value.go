@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -200,49 +199,6 @@ var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 
 // nilUUID is the UUID of all zeros, the zero value of a uuid member.
 const nilUUID = "00000000-0000-0000-0000-000000000000"
-
-// DecodeBody reads a JSON object body (see DecodeObject) into a record of r. Every member must
-// be a member of the record (exact case); values must have the member's JSON type exactly (no
-// quoted numbers). It returns which stored members the body carried. Problems are collected
-// per member into one *ValidationError.
-func (r *Resource) DecodeBody(data []byte) (Record, []bool, error) {
-	members, err := DecodeObject(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	rec := r.NewRecord()
-	present := make([]bool, len(r.Members))
-	verr := &ValidationError{}
-	names := make([]string, 0, len(members))
-	for name := range members {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		f, ok := r.byName[name]
-		if !ok {
-			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
-			continue
-		}
-		if !f.Stored() {
-			continue // computed members are output only; a client may echo them back
-		}
-		v, err := f.parseJSON(members[name])
-		if err != nil {
-			verr.Add(name, fmt.Sprintf("%s %v", name, err))
-			continue
-		}
-		if f.ReadOnly {
-			continue
-		}
-		rec[f.Index] = v
-		present[f.Index] = true
-	}
-	if verr.Empty() {
-		return rec, present, nil
-	}
-	return nil, nil, verr
-}
 
 // complete fills members the body omitted and checks nulls, requirements (a required uuid
 // member may not be the nil UUID) and validate tags.

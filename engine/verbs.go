@@ -227,23 +227,17 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 	return nil
 }
 
-// Create decodes a body into a new record, fills what it omits, and stores it. Within one
+// Create fills what the draft omits and stores it as a new record of r. Within one
 // organization's scope, a scoped record of another organization is refused and an omitted
-// organization becomes the scope's.
-func (s *Store) Create(ctx context.Context, r *Resource, body []byte, scope Scope) (Record, error) {
-	rec, present, err := r.DecodeBody(body)
-	if err != nil {
+// organization becomes the scope's. The draft is completed in place.
+func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (Record, error) {
+	if err := d.of(r); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
-	return s.Insert(ctx, r, rec, present, scope)
-}
-
-// Insert stores a decoded record (see Create); present says which members were given.
-func (s *Store) Insert(ctx context.Context, r *Resource, rec Record, present []bool, scope Scope) (Record, error) {
 	if err := scope.check(); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
 	}
-	return s.insert(ctx, r, rec, present, scope.orgFor(r))
+	return s.insert(ctx, r, d.rec, d.given, scope.orgFor(r))
 }
 
 func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
@@ -321,21 +315,22 @@ func keyOf(r *Resource, rec Record) []any {
 	return key
 }
 
-// Update replaces the record with key by the body: omitted members become null or zero
+// Update replaces the record with key by the draft: omitted members become null or zero
 // (decisions §4), except write-only members, which keep their stored value (a client cannot
-// read them to send them back). A body key that differs from the path is a 400. A missing
-// record is an ErrNotFound whatever the body's members say (see missingFirst). Without a write
-// check it reads nothing stored to write (the beforeWrite hooks derive members from the body
-// alone), so its one UPDATE statement is atomic.
-func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte, scope Scope) error {
+// read them to send them back). A draft key that differs from the path is a 400. A missing
+// record is an ErrNotFound whatever the draft's members say (see MissingFirst). Without a
+// write check it reads nothing stored to write (the beforeWrite hooks derive members from the
+// draft alone), so its one UPDATE statement is atomic.
+func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+	if err := d.of(r); err != nil {
+		return fmt.Errorf("engine: update %s: %w", r.Name, err)
+	}
 	if err := scope.check(); err != nil {
 		return fmt.Errorf("engine: update %s: %w", r.Name, err)
 	}
 	org := scope.orgFor(r)
-	rec, present, err := r.DecodeBody(body)
-	if err == nil {
-		err = pinKey(r, rec, present, key)
-	}
+	rec, present := d.rec, d.given
+	err := pinKey(r, rec, present, key)
 	if err == nil {
 		err = claimScope(r, rec, present, org)
 	}
@@ -361,10 +356,19 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, body []byte,
 	})
 }
 
-// missingFirst returns ErrNotFound in place of err, a problem with the body's members, when
-// no record has key within org: PUT or PATCH of a missing record is a 404 before any member
-// is judged (api.md's error table), so a client learns first that its target is gone. A body
-// that is not a JSON object at all stays a 400. It costs a lookup only on the error path.
+// MissingFirst returns ErrNotFound in place of err, a problem with the members of a write of
+// the record with key, when no record has key within scope: PUT or PATCH of a missing record
+// is a 404 before any member is judged (api.md's error table), so a client learns first that
+// its target is gone. An edge that fails to decode a body into a draft passes its error
+// through here; a body that is not a JSON object at all stays a 400. It costs a lookup only
+// on the error path.
+func (s *Store) MissingFirst(ctx context.Context, r *Resource, key []any, scope Scope, err error) error {
+	if xerr := scope.check(); xerr != nil {
+		return xerr
+	}
+	return s.missingFirst(ctx, r, key, scope.orgFor(r), err)
+}
+
 func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org string, err error) error {
 	var verr *ValidationError
 	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
@@ -380,19 +384,19 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 	return err
 }
 
-// Patch applies a JSON merge patch (RFC 7396) to the record with key. The read, the merge and
-// the write are one transaction holding the row (see getForUpdate): concurrent patches of
-// different members both take effect.
-func (s *Store) Patch(ctx context.Context, r *Resource, key []any, body []byte, scope Scope) error {
+// Patch applies the members the draft gives (a JSON merge patch, RFC 7396, once decoded) to
+// the record with key. The read, the merge and the write are one transaction holding the row
+// (see getForUpdate): concurrent patches of different members both take effect.
+func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+	if err := d.of(r); err != nil {
+		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+	}
 	if err := scope.check(); err != nil {
 		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
 	}
 	org := scope.orgFor(r)
-	patch, present, err := r.DecodeBody(body)
-	if err == nil {
-		err = pinKey(r, patch, present, key)
-	}
-	if err != nil {
+	patch, present := d.rec, d.given
+	if err := pinKey(r, patch, present, key); err != nil {
 		return fmt.Errorf("engine: patch %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
 	}
 	return s.Transaction(ctx, func(tx *Store) error {

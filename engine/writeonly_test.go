@@ -9,6 +9,7 @@ import (
 
 	"credo/engine"
 	"credo/handlers/request"
+	"credo/internal/testenv"
 )
 
 // The secret-bearing User members (decisions §7).
@@ -45,7 +46,7 @@ func TestWriteOnlyMembers(t *testing.T) {
 		ctx := context.Background()
 		body := `{"Email":"w@example.com","FullName":"W","DefaultPassword":"initial-pw","MultiFactorAuthenticationCode":"123456",` +
 			`"OldUserPasswordHash":"$2a$10$old","UserPasswordHash":"$2a$10$current"}`
-		rec, err := s.Create(ctx, users, []byte(body), engine.AllOrganizations())
+		rec, err := testenv.CreateJSON(ctx, s, users, []byte(body), engine.AllOrganizations())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestWriteOnlyMembers(t *testing.T) {
 		}
 
 		// A patch that does not name them leaves the stored hashes as they are.
-		if err := s.Patch(ctx, users, []any{id}, []byte(`{"FirstName":"Wanda"}`), engine.AllOrganizations()); err != nil {
+		if err := testenv.PatchJSON(ctx, s, users, []any{id}, []byte(`{"FirstName":"Wanda"}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if after := storedColumns(t, s, users, id); after["DefaultPassword"] != cols["DefaultPassword"] ||
@@ -92,7 +93,7 @@ func TestWriteOnlyMembers(t *testing.T) {
 			t.Errorf("a patch of FirstName changed the secrets: %v, was %v", after, cols)
 		}
 		// A patch that names one hashes the new value.
-		if err := s.Patch(ctx, users, []any{id}, []byte(`{"DefaultPassword":"second-pw"}`), engine.AllOrganizations()); err != nil {
+		if err := testenv.PatchJSON(ctx, s, users, []any{id}, []byte(`{"DefaultPassword":"second-pw"}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		after := storedColumns(t, s, users, id)
@@ -100,14 +101,14 @@ func TestWriteOnlyMembers(t *testing.T) {
 			t.Errorf("patching DefaultPassword stored %v", after)
 		}
 		// A PUT without them keeps them (a client cannot read them back to send them).
-		if err := s.Update(ctx, users, []any{id}, []byte(`{"Email":"w@example.com","FullName":"W2"}`), engine.AllOrganizations()); err != nil {
+		if err := testenv.UpdateJSON(ctx, s, users, []any{id}, []byte(`{"Email":"w@example.com","FullName":"W2"}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if kept := storedColumns(t, s, users, id); kept["DefaultPassword"] != after["DefaultPassword"] || kept["UserPasswordHash"] != "$2a$10$current" {
 			t.Errorf("a PUT omitting the secrets changed them: %v", kept)
 		}
 		// An explicit empty value clears one.
-		if err := s.Update(ctx, users, []any{id}, []byte(`{"Email":"w@example.com","FullName":"W2","MultiFactorAuthenticationCode":""}`), engine.AllOrganizations()); err != nil {
+		if err := testenv.UpdateJSON(ctx, s, users, []any{id}, []byte(`{"Email":"w@example.com","FullName":"W2","MultiFactorAuthenticationCode":""}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if c := storedColumns(t, s, users, id)["MultiFactorAuthenticationCode"]; c != "" {
@@ -115,11 +116,11 @@ func TestWriteOnlyMembers(t *testing.T) {
 		}
 
 		// The bulk load (credo load) hashes too.
-		recs, presents, err := users.DecodeArray([]byte(`[{"Email":"bulk@example.com","DefaultPassword":"bulk-pw"}]`))
+		drafts, err := users.DecodeArray([]byte(`[{"Email":"bulk@example.com","DefaultPassword":"bulk-pw"}]`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertAll(ctx, users, recs, presents, engine.AllOrganizations()); err != nil {
+		if err := s.InsertAll(ctx, users, drafts, engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		var dp string

@@ -237,7 +237,7 @@ func (o *observed) scrape(t *testing.T) string {
 func (o *observed) user(t *testing.T) string {
 	t.Helper()
 	users := o.store.Registry().MustByName("User")
-	rec, err := o.store.Create(context.Background(), users, []byte(`{"Email":"a@example.com","FullName":"A"}`), engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), o.store, users, []byte(`{"Email":"a@example.com","FullName":"A"}`), engine.AllOrganizations())
 	if err != nil {
 		t.Fatal(err)
 	}

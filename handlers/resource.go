@@ -135,7 +135,11 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rec, err := engine.StoreFrom(r.Context()).Create(h.writing(r), h.res, body, h.scope(r))
+	d, err := h.res.DecodeDraft(body)
+	if err != nil {
+		return err
+	}
+	rec, err := engine.StoreFrom(r.Context()).Create(h.writing(r), h.res, d, h.scope(r))
 	if err != nil {
 		return err
 	}
@@ -158,7 +162,7 @@ func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
 
 // write reads the key and body of a PUT or PATCH and answers 200 with no content.
 func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
-	verb func(*engine.Store, context.Context, *engine.Resource, []any, []byte, engine.Scope) error) error {
+	verb func(*engine.Store, context.Context, *engine.Resource, []any, engine.Draft, engine.Scope) error) error {
 	key, err := h.key(r)
 	if err != nil {
 		return err
@@ -167,7 +171,12 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	if err := verb(engine.StoreFrom(r.Context()), h.writing(r), h.res, key, body, h.scope(r)); err != nil {
+	st, ctx := engine.StoreFrom(r.Context()), h.writing(r)
+	d, err := h.res.DecodeDraft(body)
+	if err != nil {
+		return st.MissingFirst(ctx, h.res, key, h.scope(r), err)
+	}
+	if err := verb(st, ctx, h.res, key, d, h.scope(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

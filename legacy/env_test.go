@@ -190,7 +190,7 @@ func (e *env) create(name string, members map[string]any) map[string]any {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rec, err := e.store.Create(context.Background(), r, body, engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), e.store, r, body, engine.AllOrganizations())
 	if err != nil {
 		e.t.Fatalf("create %s: %v", name, err)
 	}

@@ -25,8 +25,8 @@ func TestLoadFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs, presents := decodeLoadFile(t, r, f.file, data)
-			if err := e.store.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
+			drafts := decodeLoadFile(t, r, f.file, data)
+			if err := e.store.InsertAll(context.Background(), r, drafts, engine.AllOrganizations()); err != nil {
 				t.Fatalf("%s: %v", f.file, err)
 			}
 		}
@@ -53,27 +53,26 @@ func TestLoadFiles(t *testing.T) {
 }
 
 // decodeLoadFile reads a file as `credo load` does: a JSON array, or CSV with a header row.
-func decodeLoadFile(t *testing.T, r *engine.Resource, name string, data []byte) ([]engine.Record, [][]bool) {
+func decodeLoadFile(t *testing.T, r *engine.Resource, name string, data []byte) []engine.Draft {
 	t.Helper()
 	if strings.HasSuffix(name, ".json") {
-		recs, presents, err := r.DecodeArray(data)
+		drafts, err := r.DecodeArray(data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		return recs, presents
+		return drafts
 	}
 	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var recs []engine.Record
-	var presents [][]bool
+	var drafts []engine.Draft
 	for i, cells := range rows[1:] {
-		rec, present, err := r.DecodeRow(rows[0], cells)
+		d, err := r.DecodeRow(rows[0], cells)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
-		recs, presents = append(recs, rec), append(presents, present)
+		drafts = append(drafts, d)
 	}
-	return recs, presents
+	return drafts
 }

@@ -99,30 +99,22 @@ func (a *api) table(db *gorm.DB, r *engine.Resource) *gorm.DB {
 	return db.Table(a.store.TableName(r))
 }
 
-// draft is a new record for Store.Insert: members are set by name and the engine fills the
+// draft is a new record for Store.Create: members are set by name and the engine fills the
 // rest with their defaults and validates it, exactly as a v2 create or `credo load` would.
-type draft struct {
-	r       *engine.Resource
-	rec     engine.Record
-	present []bool
-}
+type draft struct{ d engine.Draft }
 
-func newDraft(r *engine.Resource) *draft {
-	return &draft{r: r, rec: r.NewRecord(), present: make([]bool, len(r.Members))}
-}
+func newDraft(r *engine.Resource) *draft { return &draft{d: r.NewDraft()} }
 
 // set gives a member a record value: nil, string (uuid, string), bool, int64 or engine.DateTime.
 func (d *draft) set(member string, v any) *draft {
-	f, ok := d.r.Member(member)
-	if !ok {
-		panic(fmt.Sprintf("legacy: descriptor %s has no member %s", d.r.Name, member))
+	if err := d.d.Set(member, v); err != nil {
+		panic(fmt.Sprintf("legacy: %v", err))
 	}
-	d.rec[f.Index], d.present[f.Index] = v, true
 	return d
 }
 
 func (d *draft) insert(ctx context.Context, tx *engine.Store) error {
-	_, err := tx.Insert(ctx, d.r, d.rec, d.present, engine.AllOrganizations())
+	_, err := tx.Create(ctx, d.d.Resource(), d.d, engine.AllOrganizations())
 	return err
 }
 

@@ -54,40 +54,30 @@ func (g ids) next() string {
 // registry loads the built-in descriptors, as credo serve does.
 func registry() (*engine.Registry, error) { return engine.Load(resources.FS) }
 
-// recordSetter fills records of one resource by member name.
-type recordSetter struct {
-	r       *engine.Resource
-	rec     engine.Record
-	present []bool
-}
+// recordSetter fills a draft of one resource by member name.
+type recordSetter struct{ d engine.Draft }
 
-func newRecord(r *engine.Resource) *recordSetter {
-	return &recordSetter{r: r, rec: r.NewRecord(), present: make([]bool, len(r.Members))}
-}
+func newRecord(r *engine.Resource) *recordSetter { return &recordSetter{d: r.NewDraft()} }
 
 func (s *recordSetter) set(name string, v any) *recordSetter {
-	f, ok := s.r.Member(name)
-	if !ok {
-		panic(fmt.Sprintf("bench: %s has no member %s", s.r.Name, name))
+	if err := s.d.Set(name, v); err != nil {
+		panic(fmt.Sprintf("bench: %v", err))
 	}
-	s.rec[f.Index], s.present[f.Index] = v, true
 	return s
 }
 
 // inserter collects records and stores them in chunks through the engine's validation.
 type inserter struct {
-	ctx      context.Context
-	store    *engine.Store
-	r        *engine.Resource
-	recs     []engine.Record
-	presents [][]bool
-	total    int
+	ctx    context.Context
+	store  *engine.Store
+	r      *engine.Resource
+	drafts []engine.Draft
+	total  int
 }
 
 func (in *inserter) add(s *recordSetter) error {
-	in.recs = append(in.recs, s.rec)
-	in.presents = append(in.presents, s.present)
-	if len(in.recs) >= in.chunk() {
+	in.drafts = append(in.drafts, s.d)
+	if len(in.drafts) >= in.chunk() {
 		return in.flush()
 	}
 	return nil
@@ -106,14 +96,14 @@ func (in *inserter) chunk() int {
 }
 
 func (in *inserter) flush() error {
-	if len(in.recs) == 0 {
+	if len(in.drafts) == 0 {
 		return nil
 	}
-	if err := in.store.InsertAll(in.ctx, in.r, in.recs, in.presents, engine.AllOrganizations()); err != nil {
+	if err := in.store.InsertAll(in.ctx, in.r, in.drafts, engine.AllOrganizations()); err != nil {
 		return err
 	}
-	in.total += len(in.recs)
-	in.recs, in.presents = in.recs[:0], in.presents[:0]
+	in.total += len(in.drafts)
+	in.drafts = in.drafts[:0]
 	return nil
 }
 

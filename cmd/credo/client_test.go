@@ -125,7 +125,7 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 	} else {
 		st, _ := rt.db.Store(rt.partition)
 		b, _ := json.Marshal(want)
-		rec, err := st.Create(ctx, r, b, engine.AllOrganizations())
+		rec, err := testenv.CreateJSON(ctx, st, r, b, engine.AllOrganizations())
 		if err != nil {
 			t.Fatalf("load a %s: %v", r.Name, err)
 		}

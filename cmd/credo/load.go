@@ -75,7 +75,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	recs, presents, problems, err := decodeFile(r, file, data)
+	drafts, problems, err := decodeFile(r, file, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -85,9 +85,9 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	}
 	defer db.Close()
 	store, _ := db.Store(p)
-	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), len(recs))
+	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), len(drafts))
 	if len(problems) > 0 || *dryRun {
-		bulk, err := store.CheckAll(ctx, r, recs, presents, engine.AllOrganizations())
+		bulk, err := store.CheckAll(ctx, r, drafts, engine.AllOrganizations())
 		if err != nil {
 			return err
 		}
@@ -97,11 +97,11 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 		if len(problems) > 0 {
 			return report(file, problems, stderr)
 		}
-		fmt.Fprintf(stdout, "dry run: %d %s record(s) would be loaded into %s; nothing was written\n", len(recs), r.Name, p)
+		fmt.Fprintf(stdout, "dry run: %d %s record(s) would be loaded into %s; nothing was written\n", len(drafts), r.Name, p)
 		return nil
 	}
 	progress.show(0)
-	err = store.InsertAllProgress(ctx, r, recs, presents, engine.AllOrganizations(), progress.show)
+	err = store.InsertAllProgress(ctx, r, drafts, engine.AllOrganizations(), progress.show)
 	progress.done()
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
@@ -110,7 +110,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", len(recs), r.Name, p)
+	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", len(drafts), r.Name, p)
 	return nil
 }
 
@@ -128,36 +128,35 @@ func report(file string, problems []engine.RowError, stderr io.Writer) error {
 	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
 }
 
-// decodeFile reads JSON (a .json file or one starting with '[') or CSV into records: recs[i]
-// is nil for a row with problems, which are returned, every one, rather than as an error.
-func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Record, [][]bool, []engine.RowError, error) {
+// decodeFile reads JSON (a .json file or one starting with '[') or CSV into drafts: drafts[i]
+// is the zero Draft for a row with problems, which are returned, every one, rather than as an error.
+func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Draft, []engine.RowError, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
 		var raws []json.RawMessage
 		if err := json.Unmarshal(data, &raws); err != nil {
-			return nil, nil, nil, fmt.Errorf("the file must be a JSON array of %s objects: %v", r.Name, err)
+			return nil, nil, fmt.Errorf("the file must be a JSON array of %s objects: %v", r.Name, err)
 		}
-		recs, presents := make([]engine.Record, len(raws)), make([][]bool, len(raws))
+		drafts := make([]engine.Draft, len(raws))
 		var problems []engine.RowError
 		for i, raw := range raws {
-			rec, present, err := r.DecodeBody(raw)
+			d, err := r.DecodeDraft(raw)
 			if err != nil {
 				problems = append(problems, rowErrors(i, err)...)
 				continue
 			}
-			recs[i], presents[i] = rec, present
+			drafts[i] = d
 		}
-		return recs, presents, problems, nil
+		return drafts, problems, nil
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	header, err := cr.Read()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read CSV header: %w", err)
+		return nil, nil, fmt.Errorf("read CSV header: %w", err)
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	var recs []engine.Record
-	var presents [][]bool
+	var drafts []engine.Draft
 	var problems []engine.RowError
 	for row := 0; ; row++ {
 		cells, err := cr.Read()
@@ -165,16 +164,15 @@ func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Record, 
 			break
 		}
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read CSV row %d: %w", row, err)
+			return nil, nil, fmt.Errorf("read CSV row %d: %w", row, err)
 		}
-		rec, present, err := r.DecodeRow(header, cells)
+		d, err := r.DecodeRow(header, cells)
 		if err != nil {
 			problems = append(problems, rowErrors(row, err)...)
 		}
-		recs = append(recs, rec)
-		presents = append(presents, present)
+		drafts = append(drafts, d)
 	}
-	return recs, presents, problems, nil
+	return drafts, problems, nil
 }
 
 // rowErrors lists a row's decoding problems, one per member message.

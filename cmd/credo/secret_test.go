@@ -70,7 +70,7 @@ func (f *secretFixture) plant(secret string, c created) string {
 	now := time.Now().UTC()
 	body := fmt.Sprintf(`{"SecretHash":%q,"UserIdentifier":%q,"OrganizationIdentifier":%q,"Created":%q,"Expires":%q}`,
 		auth.HashSecret(secret), c.UserIdentifier, c.OrganizationIdentifier, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
-	rec, err := st.Create(context.Background(), r, []byte(body), engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), st, r, []byte(body), engine.AllOrganizations())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"credo/engine"
 	"credo/handlers/route"
+	"credo/internal/testenv"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -172,7 +173,7 @@ func TestStatusDescriptor(t *testing.T) {
 		{`{` + base + `,"MeasurementKey":1,"ProfileVariant":4}`, false},
 		{`{` + base + `,"MeasurementKey":1,"ProfileVariant":1,"Required":-1}`, false},
 	} {
-		_, err := st.Create(context.Background(), r, []byte(tc.body), engine.AllOrganizations())
+		_, err := testenv.CreateJSON(context.Background(), st, r, []byte(tc.body), engine.AllOrganizations())
 		if (err == nil) != tc.ok || err != nil && !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("%s: %v", tc.body, err)
 		}

@@ -237,16 +237,11 @@ func query(ctx context.Context, st *engine.Store, tmpl string, args []any, fn fu
 
 // insert stores a record of r from member values, through the engine's validation.
 func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values map[string]any) error {
-	rec := r.NewRecord()
-	present := make([]bool, len(r.Members))
-	for name, v := range values {
-		f, ok := r.Member(name)
-		if !ok {
-			return fmt.Errorf("compliance: %s has no member %s", r.Name, name)
-		}
-		rec[f.Index], present[f.Index] = v, true
+	d, err := r.DraftOf(values)
+	if err != nil {
+		return fmt.Errorf("compliance: %w", err)
 	}
-	_, err := st.Insert(ctx, r, rec, present, engine.AllOrganizations())
+	_, err = st.Create(ctx, r, d, engine.AllOrganizations())
 	return err
 }
 

@@ -115,17 +115,12 @@ func (h *handler) remove(ctx context.Context, st *engine.Store, files *engine.Re
 type fileRecord map[string]any
 
 // record builds the export record for the engine, which completes and validates it.
-func (m fileRecord) record(files *engine.Resource) (engine.Record, []bool, error) {
-	rec := files.NewRecord()
-	present := make([]bool, len(files.Members))
-	for name, v := range m {
-		f, ok := files.Member(name)
-		if !ok {
-			return nil, nil, fmt.Errorf("gradebook: %s has no member %s", files.Name, name)
-		}
-		rec[f.Index], present[f.Index] = v, true
+func (m fileRecord) record(files *engine.Resource) (engine.Draft, error) {
+	d, err := files.DraftOf(m)
+	if err != nil {
+		return engine.Draft{}, fmt.Errorf("gradebook: %w", err)
 	}
-	return rec, present, nil
+	return d, nil
 }
 
 // fromRecord reads an export record.

@@ -96,7 +96,7 @@ func (h *handler) write(ctx context.Context, st *engine.Store, gradebooks, files
 		size = counted.n
 		return err
 	}
-	record := func(int64) (engine.Record, []bool, error) {
+	record := func(int64) (engine.Draft, error) {
 		out.Expiry = ExpiryAt(h.cfg.now())
 		m := fileRecord{
 			"ExportKey": out.ExportKey, "PartitionSlug": st.Partition, "ExportFormat": string(q.Format),

@@ -188,15 +188,14 @@ func insertGradebooks(t testing.TB, st *engine.Store, bodies ...string) {
 	t.Helper()
 	reg, _ := registry()
 	r := reg.MustByName("Gradebook")
-	recs := make([]engine.Record, len(bodies))
-	presents := make([][]bool, len(bodies))
+	drafts := make([]engine.Draft, len(bodies))
 	for i, b := range bodies {
 		var err error
-		if recs[i], presents[i], err = r.DecodeBody([]byte(b)); err != nil {
+		if drafts[i], err = r.DecodeDraft([]byte(b)); err != nil {
 			t.Fatalf("gradebook %s: %v", b, err)
 		}
 	}
-	if err := st.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
+	if err := st.InsertAll(context.Background(), r, drafts, engine.AllOrganizations()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -81,8 +81,7 @@ func TestExportMemoryFlat(t *testing.T) {
 func insertMany(t testing.TB, st *engine.Store, n int) {
 	reg, _ := registry()
 	r := reg.MustByName("Gradebook")
-	f := func(name string) *engine.Field { m, _ := r.Member(name); return m }
-	id, org, title, typ, ref := f("GradebookIdentifier"), f("OrganizationIdentifier"), f("GradebookTitle"), f("GradebookType"), f("Reference")
+	id, org, title, typ, ref := "GradebookIdentifier", "OrganizationIdentifier", "GradebookTitle", "GradebookType", "Reference"
 	// SQLite takes at most 32,766 bind variables per statement and its driver binds them in
 	// quadratic time: small batches there.
 	batch := 2_000
@@ -91,18 +90,16 @@ func insertMany(t testing.TB, st *engine.Store, n int) {
 	}
 	for start := 0; start < n; start += batch {
 		end := min(start+batch, n)
-		recs := make([]engine.Record, 0, end-start)
-		presents := make([][]bool, 0, end-start)
+		drafts := make([]engine.Draft, 0, end-start)
 		for i := start; i < end; i++ {
-			rec := r.NewRecord()
-			present := make([]bool, len(r.Members))
-			for fld, v := range map[*engine.Field]any{id: gid(i + 1_000_000), org: orgA,
-				title: fmt.Sprintf("Gradebook %06d, \"section\" %d", i, i%7), typ: "Scores", ref: fmt.Sprintf("REF-%d", i)} {
-				rec[fld.Index], present[fld.Index] = v, true
+			d, err := r.DraftOf(map[string]any{id: gid(i + 1_000_000), org: orgA,
+				title: fmt.Sprintf("Gradebook %06d, \"section\" %d", i, i%7), typ: "Scores", ref: fmt.Sprintf("REF-%d", i)})
+			if err != nil {
+				t.Fatal(err)
 			}
-			recs, presents = append(recs, rec), append(presents, present)
+			drafts = append(drafts, d)
 		}
-		if err := st.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
+		if err := st.InsertAll(context.Background(), r, drafts, engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"credo/engine"
+	"credo/internal/testenv"
 )
 
 // TestExportsAfterUpgrade: an installation upgraded from the version that wrote exports to a
@@ -26,7 +27,7 @@ func TestExportsAfterUpgrade(t *testing.T) {
 		old := gid(50)
 		body := `{"ExportKey":"` + old + `","PartitionSlug":"` + e.st.Partition + `","ExportFormat":"csv","OwnerUserIdentifier":"` + userA +
 			`","OrganizationIdentifier":"` + orgA + `","Expiry":"` + e.clock.Now().Add(time.Hour).Format(time.RFC3339) + `"}`
-		if _, err := e.st.Create(ctx, files, []byte(body), engine.AllOrganizations()); err != nil {
+		if _, err := testenv.CreateJSON(ctx, e.st, files, []byte(body), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.st.DB(ctx).Exec("UPDATE "+table+` SET "file_name" = ? WHERE "export_key" = ?`, old+".csv", old).Error; err != nil {

@@ -88,25 +88,23 @@ func (t *table) read(rec engine.Record) (row, error) {
 }
 
 // newRow is the record of a key: in flight (a nil answer) or answered.
-func (t *table) newRow(hash, fp, holder string, expires, now time.Time, a *answer) (engine.Record, []bool, error) {
-	rec := t.r.NewRecord()
-	present := make([]bool, len(t.r.Members))
-	set := func(f *engine.Field, v any) { rec[f.Index], present[f.Index] = v, true }
-	set(t.hash, hash)
-	set(t.fingerprint, fp)
-	set(t.holder, holder)
-	set(t.expires, dateTime(expires))
-	set(t.made, dateTime(now))
+func (t *table) newRow(hash, fp, holder string, expires, now time.Time, a *answer) (engine.Draft, error) {
+	members := map[string]any{t.hash.Name: hash, t.fingerprint.Name: fp, t.holder.Name: holder,
+		t.expires.Name: dateTime(expires), t.made.Name: dateTime(now)}
 	if a != nil {
 		h, err := json.Marshal(a.header)
 		if err != nil {
-			return nil, nil, fmt.Errorf("idempotency: encode header: %w", err)
+			return engine.Draft{}, fmt.Errorf("idempotency: encode header: %w", err)
 		}
-		set(t.status, int64(a.status))
-		set(t.header, string(h))
-		set(t.body, base64.StdEncoding.EncodeToString(a.body))
+		members[t.status.Name] = int64(a.status)
+		members[t.header.Name] = string(h)
+		members[t.body.Name] = base64.StdEncoding.EncodeToString(a.body)
 	}
-	return rec, present, nil
+	d, err := t.r.DraftOf(members)
+	if err != nil {
+		return engine.Draft{}, fmt.Errorf("idempotency: %w", err)
+	}
+	return d, nil
 }
 
 func dateTime(t time.Time) engine.DateTime {
@@ -131,12 +129,13 @@ var errBusy = errors.New("idempotency: the key changed during every attempt to c
 // in one DELETE, before the insert is tried again, so that of the callers that find it expired
 // one removes it and one inserts.
 func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder string, now, leaseEnd time.Time) (*row, error) {
-	rec, present, err := t.newRow(hash, fp, holder, leaseEnd, now, nil)
-	if err != nil {
-		return nil, err
-	}
 	for range 3 {
-		_, err := st.Insert(ctx, t.r, rec, append([]bool(nil), present...), engine.AllOrganizations())
+		// A fresh draft each attempt: Create completes the one it is given in place.
+		d, err := t.newRow(hash, fp, holder, leaseEnd, now, nil)
+		if err != nil {
+			return nil, err
+		}
+		_, err = st.Create(ctx, t.r, d, engine.AllOrganizations())
 		if err == nil {
 			return nil, nil
 		}
@@ -173,7 +172,7 @@ var errLost = errors.New("idempotency: the key's lease expired before the answer
 // complete replaces the holder's in-flight row by the answered one, in one transaction, if
 // the holder still holds it.
 func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder string, now, expires time.Time, a *answer) error {
-	rec, present, err := t.newRow(hash, fp, holder, expires, now, a)
+	d, err := t.newRow(hash, fp, holder, expires, now, a)
 	if err != nil {
 		return err
 	}
@@ -185,7 +184,7 @@ func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder
 		if n == 0 {
 			return errLost
 		}
-		if _, err := tx.Insert(ctx, t.r, rec, present, engine.AllOrganizations()); err != nil {
+		if _, err := tx.Create(ctx, t.r, d, engine.AllOrganizations()); err != nil {
 			return fmt.Errorf("idempotency: store the answer: %w", err)
 		}
 		return nil

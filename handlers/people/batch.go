@@ -19,26 +19,20 @@ const (
 
 // batch is the records of one resource that an import writes, with the file row of each.
 type batch struct {
-	r        *engine.Resource
-	recs     []engine.Record
-	presents [][]bool
-	rows     []int
-	err      error
+	r      *engine.Resource
+	drafts []engine.Draft
+	rows   []int
+	err    error
 }
 
 // add appends a record of the given members for a file row.
 func (b *batch) add(row int, values map[string]any) {
-	rec := b.r.NewRecord()
-	present := make([]bool, len(b.r.Members))
-	for name, v := range values {
-		f, ok := b.r.Member(name)
-		if !ok {
-			b.err = fmt.Errorf("people: %s has no member %s", b.r.Name, name)
-			return
-		}
-		rec[f.Index], present[f.Index] = v, true
+	d, err := b.r.DraftOf(values)
+	if err != nil {
+		b.err = fmt.Errorf("people: %w", err)
+		return
 	}
-	b.recs, b.presents, b.rows = append(b.recs, rec), append(b.presents, present), append(b.rows, row)
+	b.drafts, b.rows = append(b.drafts, d), append(b.rows, row)
 }
 
 // insert writes the records with the engine's bulk insert (which batches statements itself);
@@ -48,7 +42,7 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 	if b.err != nil {
 		return b.err
 	}
-	err := tx.InsertAll(ctx, b.r, b.recs, b.presents, engine.AllOrganizations())
+	err := tx.InsertAll(ctx, b.r, b.drafts, engine.AllOrganizations())
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
 		ps := &problems{}

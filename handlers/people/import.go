@@ -288,7 +288,11 @@ func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, manage
 			}
 		}
 		for _, key := range promote {
-			if err := tx.Patch(ctx, im.m.conn, key, []byte(`{"IsManager":true}`), engine.AllOrganizations()); err != nil {
+			d, err := im.m.conn.DraftOf(map[string]any{"IsManager": true})
+			if err != nil {
+				return err
+			}
+			if err := tx.Patch(ctx, im.m.conn, key, d, engine.AllOrganizations()); err != nil {
 				return err
 			}
 		}

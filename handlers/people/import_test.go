@@ -69,7 +69,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, st *engine.Store)) {
 func create(t *testing.T, st *engine.Store, name, body string) {
 	t.Helper()
 	reg, _ := registry()
-	if _, err := st.Create(context.Background(), reg.MustByName(name), []byte(body), engine.AllOrganizations()); err != nil {
+	if _, err := testenv.CreateJSON(context.Background(), st, reg.MustByName(name), []byte(body), engine.AllOrganizations()); err != nil {
 		t.Fatalf("create %s %s: %v", name, body, err)
 	}
 }

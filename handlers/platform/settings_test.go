@@ -39,7 +39,7 @@ func seedActions(t *testing.T, store *engine.Store, actions []action) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.Create(context.Background(), res, body, engine.AllOrganizations()); err != nil {
+		if _, err := testenv.CreateJSON(context.Background(), store, res, body, engine.AllOrganizations()); err != nil {
 			t.Fatalf("create action %s: %v", a.ActionIdentifier, err)
 		}
 	}

@@ -280,7 +280,7 @@ func (e *env) create(t *testing.T, name string, members map[string]any) map[stri
 	t.Helper()
 	r := e.reg.MustByName(name)
 	body, _ := json.Marshal(members)
-	rec, err := e.store.Create(context.Background(), r, body, engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), e.store, r, body, engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

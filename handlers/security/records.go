@@ -84,16 +84,11 @@ func all(ctx context.Context, st *engine.Store, r *engine.Resource, fields []str
 
 // insert stores a new record of r from member values (names to values) and returns it.
 func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values map[string]any) (engine.Record, error) {
-	rec := r.NewRecord()
-	present := make([]bool, len(r.Members))
-	for name, v := range values {
-		f, ok := r.Member(name)
-		if !ok {
-			return nil, fmt.Errorf("security: %s has no member %s", r.Name, name)
-		}
-		rec[f.Index], present[f.Index] = v, true
+	d, err := r.DraftOf(values)
+	if err != nil {
+		return nil, fmt.Errorf("security: %w", err)
 	}
-	return st.Insert(ctx, r, rec, present, engine.AllOrganizations())
+	return st.Create(ctx, r, d, engine.AllOrganizations())
 }
 
 // str returns a string member's value, "" when null.

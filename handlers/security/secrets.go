@@ -196,7 +196,11 @@ func ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email st
 	}
 	if isOp, _ := found[0].Get(people, "IsOperator").(bool); operator && !isOp {
 		key := []any{str(people, found[0], "PersonIdentifier")}
-		return tx.Patch(ctx, people, key, []byte(`{"IsOperator":true}`), engine.AllOrganizations())
+		d, err := people.DraftOf(map[string]any{"IsOperator": true})
+		if err != nil {
+			return err
+		}
+		return tx.Patch(ctx, people, key, d, engine.AllOrganizations())
 	}
 	return nil
 }
@@ -225,8 +229,11 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 		}
 		id := str(r, found[0], "SecretIdentifier")
 		if found[0].Get(r, "Revoked") == nil {
-			patch := fmt.Sprintf(`{"Revoked":%q}`, dateTime(now).String())
-			if err := tx.Patch(ctx, r, []any{id}, []byte(patch), engine.AllOrganizations()); err != nil {
+			d, err := r.DraftOf(map[string]any{"Revoked": dateTime(now)})
+			if err != nil {
+				return err
+			}
+			if err := tx.Patch(ctx, r, []any{id}, d, engine.AllOrganizations()); err != nil {
 				return err
 			}
 		}

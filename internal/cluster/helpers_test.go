@@ -14,6 +14,7 @@ import (
 
 	"credo/engine"
 	"credo/internal/cluster"
+	"credo/internal/testenv"
 	"credo/resources"
 )
 
@@ -175,7 +176,7 @@ func load(t *testing.T, st *engine.Store, name string, members map[string]any) m
 	t.Helper()
 	r := st.Registry().MustByName(name)
 	body, _ := json.Marshal(members)
-	rec, err := st.Create(context.Background(), r, body, engine.AllOrganizations())
+	rec, err := testenv.CreateJSON(context.Background(), st, r, body, engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}

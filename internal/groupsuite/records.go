@@ -73,7 +73,11 @@ func Put(t testing.TB, s *Server, r *engine.Resource, members map[string]any) ma
 		}
 		return got
 	}
-	rec, err := s.Store.Create(context.Background(), r, body, engine.AllOrganizations())
+	d, err := r.DecodeDraft(body)
+	if err != nil {
+		t.Fatalf("load %s: %v", r.Name, err)
+	}
+	rec, err := s.Store.Create(context.Background(), r, d, engine.AllOrganizations())
 	if err != nil {
 		t.Fatalf("load %s: %v", r.Name, err)
 	}

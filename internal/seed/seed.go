@@ -102,19 +102,18 @@ func (s *seeder) progress(what string, count int) {
 // insert validates and stores rows of a resource (member name → JSON value) in one transaction.
 func (s *seeder) insert(name string, rows []map[string]any) error {
 	r := s.store.Registry().MustByName(name)
-	recs := make([]engine.Record, len(rows))
-	presents := make([][]bool, len(rows))
+	drafts := make([]engine.Draft, len(rows))
 	for i, row := range rows {
 		b, err := json.Marshal(row)
 		if err != nil {
 			return fmt.Errorf("seed %s: %w", name, err)
 		}
-		recs[i], presents[i], err = r.DecodeBody(b)
+		drafts[i], err = r.DecodeDraft(b)
 		if err != nil {
 			return fmt.Errorf("seed %s row %d: %w", name, i, err)
 		}
 	}
-	if err := s.store.InsertAll(s.ctx, r, recs, presents, engine.AllOrganizations()); err != nil {
+	if err := s.store.InsertAll(s.ctx, r, drafts, engine.AllOrganizations()); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	s.sum[name] += len(rows)

@@ -35,26 +35,23 @@ func SeedComments(tb testing.TB, s *engine.Store, n, users int) Comments {
 	}
 	var out Comments
 	seen := map[[2]string]bool{}
-	recs, presents := make([]engine.Record, n), make([][]bool, n)
-	set := func(rec engine.Record, present []bool, name string, v any) {
-		f, _ := r.Member(name)
-		rec[f.Index], present[f.Index] = v, true
-	}
-	for i := range recs {
+	drafts := make([]engine.Draft, n)
+	for i := range drafts {
 		u := rng.IntN(users)
 		id := uuid()
-		rec, present := r.NewRecord(), make([]bool, len(r.Members))
-		set(rec, present, "CommentIdentifier", id)
-		set(rec, present, "CommentCreatedBy", people[rng.IntN(users)])
-		set(rec, present, "OrganizationIdentifier", orgs[u%len(orgs)])
-		set(rec, present, "UserIdentifier", people[u])
-		set(rec, present, "CommentText", "the learner completed the safety orientation module and asked about the exam")
 		dt, err := engine.ParseDateTime(fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00.123-05:00", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60)))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		set(rec, present, "CommentCreated", dt)
-		recs[i], presents[i] = rec, present
+		drafts[i], err = r.DraftOf(map[string]any{
+			"CommentIdentifier": id, "CommentCreatedBy": people[rng.IntN(users)],
+			"OrganizationIdentifier": orgs[u%len(orgs)], "UserIdentifier": people[u],
+			"CommentText":    "the learner completed the safety orientation module and asked about the exam",
+			"CommentCreated": dt,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
 		out.IDs = append(out.IDs, id)
 		if pair := [2]string{orgs[u%len(orgs)], people[u]}; !seen[pair] {
 			seen[pair] = true
@@ -62,7 +59,7 @@ func SeedComments(tb testing.TB, s *engine.Store, n, users int) Comments {
 		}
 	}
 	// InsertAll batches within its one transaction as the database needs.
-	if err := s.InsertAll(context.Background(), r, recs, presents, engine.AllOrganizations()); err != nil {
+	if err := s.InsertAll(context.Background(), r, drafts, engine.AllOrganizations()); err != nil {
 		tb.Fatal(err)
 	}
 	return out

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Draft is a record to write and which of its members were given: what Create, Update,
+// Patch and the bulk inserts take. A draft comes from a client's JSON body (DecodeDraft), a
+// CSV row (DecodeRow) or code that sets members by name (NewDraft and Set); the verbs fill
+// what it omits (keys, the scope's organization, defaults, hooks) and validate it, completing
+// it in place. A Draft is a small value (its members are shared, not copied); the zero Draft
+// is no draft, which every verb refuses.
+type Draft struct {
+	r     *Resource
+	rec   Record
+	given []bool
+}
+
+// NewDraft returns an empty draft of a record of r: no member given.
+func (r *Resource) NewDraft() Draft {
+	return Draft{r: r, rec: r.NewRecord(), given: make([]bool, len(r.Members))}
+}
+
+// Resource returns the resource the draft is a record of.
+func (d Draft) Resource() *Resource { return d.r }
+
+// Set gives member the value v (nil: null), a Go value of the member's type (string, int64,
+// bool, DateTime). A name that is not a stored member of the resource is an error: code that
+// builds a draft finds a misspelt member at once rather than having it dropped.
+func (d *Draft) Set(member string, v any) error {
+	f, ok := d.r.byName[member]
+	if !ok || !f.Stored() {
+		return fmt.Errorf("engine: %s has no stored member %s", d.r.Name, member)
+	}
+	d.rec[f.Index], d.given[f.Index] = v, true
+	return nil
+}
+
+// Given reports whether member was given.
+func (d Draft) Given(member string) bool {
+	f, ok := d.r.byName[member]
+	return ok && d.given[f.Index]
+}
+
+// Record returns the draft's values as a record of its resource (not copied).
+func (d Draft) Record() Record { return d.rec }
+
+// Get returns the value of member in the draft (nil when not given or unknown).
+func (d Draft) Get(member string) any { return d.rec.Get(d.r, member) }
+
+// of checks that the draft is one of r's records: a draft of another resource is a
+// programming error.
+func (d Draft) of(r *Resource) error {
+	if d.r == nil {
+		return fmt.Errorf("engine: no draft of %s", r.Name)
+	}
+	if d.r != r {
+		return fmt.Errorf("engine: a draft of %s given for %s", d.r.Name, r.Name)
+	}
+	return nil
+}
+
+// DecodeDraft reads a JSON object body (see DecodeObject) into a draft of r. Every member
+// must be a member of the record (exact case); values must have the member's JSON type
+// exactly (no quoted numbers). Computed and read-only members a client echoes back are
+// checked and dropped. Problems are collected per member into one *ValidationError.
+func (r *Resource) DecodeDraft(data []byte) (Draft, error) {
+	members, err := DecodeObject(data)
+	if err != nil {
+		return Draft{}, err
+	}
+	d := r.NewDraft()
+	verr := &ValidationError{}
+	names := make([]string, 0, len(members))
+	for name := range members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, ok := r.byName[name]
+		if !ok {
+			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
+			continue
+		}
+		if !f.Stored() {
+			continue // computed members are output only; a client may echo them back
+		}
+		v, err := f.parseJSON(members[name])
+		if err != nil {
+			verr.Add(name, fmt.Sprintf("%s %v", name, err))
+			continue
+		}
+		if f.ReadOnly {
+			continue
+		}
+		d.rec[f.Index], d.given[f.Index] = v, true
+	}
+	if verr.Empty() {
+		return d, nil
+	}
+	return Draft{}, verr
+}
+
+// DraftOf returns a draft of r with the given members set (see Set).
+func (r *Resource) DraftOf(members map[string]any) (Draft, error) {
+	d := r.NewDraft()
+	for name, v := range members {
+		if err := d.Set(name, v); err != nil {
+			return Draft{}, err
+		}
+	}
+	return d, nil
+}
