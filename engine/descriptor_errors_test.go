@@ -28,6 +28,10 @@ func TestDescriptorErrors(t *testing.T) {
 		{file: "key-not-field.yaml", line: 6, want: "key WidgetId is not a field"},
 		{file: "unknown-operation.yaml", line: 7, want: `unknown operation "upsert"`},
 		{file: "unknown-hook.yaml", line: 11, want: `unknown beforeWrite hook "widget-title"`},
+		// The directory registers group-slug (GroupName, GroupSlug) and membership-deletion
+		// (which writes MembershipDeletion); see hooks_test.go.
+		{file: "hook-missing-member.yaml", line: 11, want: "hook group-slug needs the member GroupSlug, which Widget lacks"},
+		{file: "hook-missing-descriptor.yaml", line: 13, want: "hook membership-deletion needs the descriptor MembershipDeletion, which is not loaded"},
 		{file: "sort-unknown-field.yaml", line: 10, want: `unknown sort field "WidgetName"`},
 		{file: "lookup-unknown-descriptor.yaml", line: 14, want: `unknown descriptor "Gadget"`},
 		{file: "references-unknown-descriptor.yaml", line: 9, want: `references: unknown descriptor "Gadget"`},

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -13,57 +15,102 @@ type BeforeWriteHook func(r *Resource, rec Record) error
 // AfterDeleteHook runs in the delete's transaction with the deleted record's stored members.
 type AfterDeleteHook func(ctx context.Context, tx *Store, r *Resource, rec Record) error
 
-// The hooks a descriptor may name. Per-resource behaviour that cannot be data lives here,
-// referred to by name, never by `if resource == …` in handlers.
-var (
-	beforeWriteHooks = map[string]BeforeWriteHook{
-		"permission-mask": permissionMask,
-		"group-slug":      groupSlug,
-	}
-	afterDeleteHooks = map[string]AfterDeleteHook{
-		"membership-deletion": membershipDeletion,
-	}
-)
-
-// PermissionBits are the bits of PermissionMask (decisions §6); TrialAccess has none.
-var PermissionBits = []struct {
-	Flag string
-	Bit  int64
-}{
-	{"AllowExecute", 1}, {"AllowRead", 2}, {"AllowWrite", 4}, {"AllowCreate", 8},
-	{"AllowDelete", 16}, {"AllowAdministrate", 32}, {"AllowConfigure", 64},
+// Hook is per-resource behaviour that cannot be data: descriptors name it (hooks:
+// beforeWrite, afterDelete), never `if resource == …` in handlers. The code that owns the
+// behaviour registers it (RegisterHook, from its package's init), declaring what it needs, so
+// that Load refuses a descriptor naming a hook that is not registered, or whose members its
+// resource or the descriptors it uses lack, at the line naming the hook.
+type Hook struct {
+	Name string
+	// Members are the members of the naming descriptor's resource that the hook reads or writes.
+	Members []string
+	// Uses are the other descriptors the hook reads or writes, each with the members it needs.
+	Uses map[string][]string
+	// BeforeWrite or AfterDelete (exactly one) is the hook and says when it runs.
+	BeforeWrite BeforeWriteHook
+	AfterDelete AfterDeleteHook
 }
 
-// permissionMask sets PermissionMask from the Allow flags, ignoring any client value.
-func permissionMask(r *Resource, rec Record) error {
-	mask, ok := r.byName["PermissionMask"]
-	if !ok {
-		return fmt.Errorf("engine: permission-mask hook on %s needs a PermissionMask field", r.Name)
+var registered = struct {
+	sync.RWMutex
+	hooks map[string]Hook
+}{hooks: map[string]Hook{}}
+
+// RegisterHook makes h available to descriptors. A malformed or repeated hook is a
+// programming error: it panics, as the program could not serve its descriptors.
+func RegisterHook(h Hook) {
+	if !hookNameRe.MatchString(h.Name) || (h.BeforeWrite == nil) == (h.AfterDelete == nil) {
+		panic(fmt.Sprintf("engine: hook %q needs a lower-case hyphenated name and exactly one of BeforeWrite and AfterDelete", h.Name))
 	}
-	var m int64
-	for _, b := range PermissionBits {
-		if f, ok := r.byName[b.Flag]; ok && rec[f.Index] == true {
-			m |= b.Bit
+	registered.Lock()
+	defer registered.Unlock()
+	if _, dup := registered.hooks[h.Name]; dup {
+		panic(fmt.Sprintf("engine: hook %q registered twice", h.Name))
+	}
+	registered.hooks[h.Name] = h
+}
+
+// hook returns the registered hook of a phase (afterDelete or beforeWrite) by name.
+func hook(name string, afterDelete bool) (Hook, bool) {
+	registered.RLock()
+	defer registered.RUnlock()
+	h, ok := registered.hooks[name]
+	if !ok || (h.AfterDelete != nil) != afterDelete {
+		return Hook{}, false
+	}
+	return h, true
+}
+
+// hookNames lists the registered hooks of a phase, for messages.
+func hookNames(afterDelete bool) string {
+	registered.RLock()
+	defer registered.RUnlock()
+	var names []string
+	for n, h := range registered.hooks {
+		if (h.AfterDelete != nil) == afterDelete {
+			names = append(names, n)
 		}
 	}
-	rec[mask.Index] = m
+	if len(names) == 0 {
+		return "none registered"
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// needs checks that r and the registry meet what h declares, naming the descriptor line of
+// the hook (value) when not.
+func (h Hook) needs(p *parsed, value string, r *Resource, g *Registry) error {
+	for _, m := range h.Members {
+		if _, ok := r.byName[m]; !ok {
+			return p.errAt(value, "hook %s needs the member %s, which %s lacks", h.Name, m, r.Name)
+		}
+	}
+	names := make([]string, 0, len(h.Uses))
+	for name := range h.Uses {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		other, ok := g.byName[name]
+		if !ok {
+			return p.errAt(value, "hook %s needs the descriptor %s, which is not loaded", h.Name, name)
+		}
+		for _, m := range h.Uses[name] {
+			if _, ok := other.byName[m]; !ok {
+				return p.errAt(value, "hook %s needs the member %s of %s, which it lacks", h.Name, m, name)
+			}
+		}
+	}
 	return nil
 }
 
-// groupSlug sets GroupSlug from GroupName: lower-case words joined by hyphens.
-func groupSlug(r *Resource, rec Record) error {
-	name, ok1 := r.byName["GroupName"]
-	slug, ok2 := r.byName["GroupSlug"]
-	if !ok1 || !ok2 {
-		return fmt.Errorf("engine: group-slug hook on %s needs GroupName and GroupSlug", r.Name)
+// Set gives member of the record of r the value v; a member r lacks is ignored (a hook's
+// members are checked when its descriptor loads).
+func (rec Record) Set(r *Resource, member string, v any) {
+	if f, ok := r.byName[member]; ok {
+		rec[f.Index] = v
 	}
-	s, _ := rec[name.Index].(string)
-	if s == "" {
-		rec[slug.Index] = nil
-		return nil
-	}
-	rec[slug.Index] = Slugify(s)
-	return nil
 }
 
 // Slugify lower-cases letters and digits and joins the words between them with hyphens.
@@ -82,23 +129,4 @@ func Slugify(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// membershipDeletion records a MembershipDeletion for a deleted Membership.
-func membershipDeletion(ctx context.Context, tx *Store, r *Resource, rec Record) error {
-	del, ok := tx.reg.ByName("MembershipDeletion")
-	if !ok {
-		return fmt.Errorf("engine: membership-deletion hook needs the MembershipDeletion descriptor")
-	}
-	d, err := del.DraftOf(map[string]any{"DeletionIdentifier": NewID(), "DeletionWhen": Now()})
-	if err != nil {
-		return fmt.Errorf("engine: membership-deletion hook: %w", err)
-	}
-	for _, name := range []string{"GroupIdentifier", "MembershipIdentifier", "OrganizationIdentifier", "UserIdentifier"} {
-		if err := d.Set(name, rec.Get(r, name)); err != nil {
-			return fmt.Errorf("engine: membership-deletion hook: %w", err)
-		}
-	}
-	_, err = tx.Create(ctx, del, d, AllOrganizations())
-	return err
 }

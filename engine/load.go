@@ -556,11 +556,14 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 		return err
 	}
 	for _, name := range d.Hooks.BeforeWrite {
-		h, ok := beforeWriteHooks[name]
+		h, ok := hook(name, false)
 		if !ok {
-			return p.errAt(name, "unknown beforeWrite hook %q (%s)", name, hookNames(beforeWriteHooks))
+			return p.errAt(name, "unknown beforeWrite hook %q (%s)", name, hookNames(false))
 		}
-		r.beforeWrite = append(r.beforeWrite, h)
+		if err := h.needs(p, name, r, g); err != nil {
+			return err
+		}
+		r.beforeWrite = append(r.beforeWrite, h.BeforeWrite)
 	}
 	for _, name := range d.Hooks.Authorize {
 		if !hookNameRe.MatchString(name) {
@@ -569,11 +572,14 @@ func compileRest(p *parsed, r *Resource, g *Registry) error {
 		r.Authorize = append(r.Authorize, name)
 	}
 	for _, name := range d.Hooks.AfterDelete {
-		h, ok := afterDeleteHooks[name]
+		h, ok := hook(name, true)
 		if !ok {
-			return p.errAt(name, "unknown afterDelete hook %q (%s)", name, hookNames(afterDeleteHooks))
+			return p.errAt(name, "unknown afterDelete hook %q (%s)", name, hookNames(true))
 		}
-		r.afterDelete = append(r.afterDelete, h)
+		if err := h.needs(p, name, r, g); err != nil {
+			return err
+		}
+		r.afterDelete = append(r.afterDelete, h.AfterDelete)
 	}
 	return nil
 }
@@ -640,13 +646,4 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 		out = append(out, term)
 	}
 	return out, nil
-}
-
-func hookNames[H any](m map[string]H) string {
-	var names []string
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"credo/engine"
+	_ "credo/handlers/people"   // the hooks the descriptors name (group-slug, membership-deletion)
+	_ "credo/handlers/security" // permission-mask
 	"credo/resources"
 )
 

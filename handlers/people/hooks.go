@@ -1,0 +1,48 @@
+package people
+
+import (
+	"context"
+	"fmt"
+
+	"credo/engine"
+)
+
+// The directory's hooks: a group's slug derives from its name, and deleting a membership by
+// any path records a MembershipDeletion (decisions §6).
+func init() {
+	engine.RegisterHook(engine.Hook{Name: "group-slug", Members: []string{"GroupName", "GroupSlug"}, BeforeWrite: groupSlug})
+	engine.RegisterHook(engine.Hook{Name: "membership-deletion", Members: deletionCopies,
+		Uses:        map[string][]string{"MembershipDeletion": append([]string{"DeletionIdentifier", "DeletionWhen"}, deletionCopies...)},
+		AfterDelete: membershipDeletion})
+}
+
+// deletionCopies are the members a MembershipDeletion copies from the deleted membership.
+var deletionCopies = []string{"GroupIdentifier", "MembershipIdentifier", "OrganizationIdentifier", "UserIdentifier"}
+
+// groupSlug sets GroupSlug from GroupName: lower-case words joined by hyphens.
+func groupSlug(r *engine.Resource, rec engine.Record) error {
+	s, _ := rec.Get(r, "GroupName").(string)
+	if s == "" {
+		rec.Set(r, "GroupSlug", nil)
+		return nil
+	}
+	rec.Set(r, "GroupSlug", engine.Slugify(s))
+	return nil
+}
+
+// membershipDeletion records a MembershipDeletion for a deleted Membership, in the delete's
+// transaction.
+func membershipDeletion(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error {
+	del := tx.Registry().MustByName("MembershipDeletion") // its presence is checked at load
+	d, err := del.DraftOf(map[string]any{"DeletionIdentifier": engine.NewID(), "DeletionWhen": engine.Now()})
+	if err != nil {
+		return fmt.Errorf("people: membership-deletion hook: %w", err)
+	}
+	for _, name := range deletionCopies {
+		if err := d.Set(name, rec.Get(r, name)); err != nil {
+			return fmt.Errorf("people: membership-deletion hook: %w", err)
+		}
+	}
+	_, err = tx.Create(ctx, del, d, engine.AllOrganizations())
+	return err
+}

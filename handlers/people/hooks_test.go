@@ -1,0 +1,7 @@
+package people_test
+
+// The descriptors these tests load name hooks that their owners register; link them, as
+// cmd/credo does.
+import (
+	_ "credo/handlers/security" // permission-mask
+)
