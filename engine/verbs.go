@@ -231,13 +231,23 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 // organization's scope, a scoped record of another organization is refused and an omitted
 // organization becomes the scope's. The draft is completed in place.
 func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (Record, error) {
-	if err := d.of(r); err != nil {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+	}
+	return s.insert(ctx, r, d.rec, d.given, org)
+}
+
+// writeOf checks the draft and scope of a write of r and returns the organization its SQL
+// limits r to ("" for none).
+func writeOf(r *Resource, d Draft, scope Scope) (string, error) {
+	if err := d.of(r); err != nil {
+		return "", err
 	}
 	if err := scope.check(); err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+		return "", err
 	}
-	return s.insert(ctx, r, d.rec, d.given, scope.orgFor(r))
+	return scope.orgFor(r), nil
 }
 
 func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
@@ -322,15 +332,12 @@ func keyOf(r *Resource, rec Record) []any {
 // write check it reads nothing stored to write (the beforeWrite hooks derive members from the
 // draft alone), so its one UPDATE statement is atomic.
 func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
-	if err := d.of(r); err != nil {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
 		return fmt.Errorf("engine: update %s: %w", r.Name, err)
 	}
-	if err := scope.check(); err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
-	}
-	org := scope.orgFor(r)
 	rec, present := d.rec, d.given
-	err := pinKey(r, rec, present, key)
+	err = pinKey(r, rec, present, key)
 	if err == nil {
 		err = claimScope(r, rec, present, org)
 	}
@@ -388,13 +395,10 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 // the record with key. The read, the merge and the write are one transaction holding the row
 // (see getForUpdate): concurrent patches of different members both take effect.
 func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
-	if err := d.of(r); err != nil {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
 		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
 	}
-	if err := scope.check(); err != nil {
-		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
-	}
-	org := scope.orgFor(r)
 	patch, present := d.rec, d.given
 	if err := pinKey(r, patch, present, key); err != nil {
 		return fmt.Errorf("engine: patch %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
