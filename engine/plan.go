@@ -119,20 +119,72 @@ func (r pgxRowSet) Close() error {
 	return r.Rows.Err()
 }
 
-// queryPlan runs a planned read. On PostgreSQL, outside transactions, it goes to the pgx pool
-// directly (database/sql's own pool and the stdlib adapter were a tenth of a get's CPU); the
-// pool caches the prepared statement by its text per connection.
-func (s *Store) queryPlan(ctx context.Context, p *plan, values []any) (rowSet, error) {
+// querier runs a plan's SQL text. On PostgreSQL, outside transactions, that is the pgx pool
+// directly (database/sql's own pool and the stdlib adapter were a tenth of a get's CPU; the
+// pool caches the prepared statement by its text per connection); otherwise database/sql,
+// through GORM's connection pool or the transaction's connection.
+type querier interface {
+	query(ctx context.Context, sql string, args []any) (rowSet, error)
+	// count runs a statement that answers one integer, into n.
+	count(ctx context.Context, sql string, args []any, n *int64) error
+	// exec runs a statement and returns how many rows it affected.
+	exec(ctx context.Context, sql string, args []any) (int64, error)
+}
+
+// querier returns the store's querier (see the type).
+func (s *Store) querier() querier {
 	if s.pool != nil {
-		ctx, cancel := s.statement(ctx)
-		rows, err := s.pool.Query(ctx, p.sql, p.args(values)...)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		return pgxRowSet{Rows: rows, cancel: cancel}, nil
+		return pgxQuerier{s}
 	}
-	return s.db.Statement.ConnPool.QueryContext(ctx, p.sql, p.args(values)...)
+	return sqlQuerier{s}
+}
+
+// pgxQuerier runs statements on the pgx pool, each within the store's statement deadline.
+type pgxQuerier struct{ s *Store }
+
+func (q pgxQuerier) query(ctx context.Context, sql string, args []any) (rowSet, error) {
+	ctx, cancel := q.s.statement(ctx)
+	rows, err := q.s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return pgxRowSet{Rows: rows, cancel: cancel}, nil
+}
+
+func (q pgxQuerier) count(ctx context.Context, sql string, args []any, n *int64) error {
+	ctx, cancel := q.s.statement(ctx)
+	defer cancel()
+	return q.s.pool.QueryRow(ctx, sql, args...).Scan(n)
+}
+
+func (q pgxQuerier) exec(ctx context.Context, sql string, args []any) (int64, error) {
+	ctx, cancel := q.s.statement(ctx)
+	defer cancel()
+	tag, err := q.s.pool.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// sqlQuerier runs statements through database/sql.
+type sqlQuerier struct{ s *Store }
+
+func (q sqlQuerier) query(ctx context.Context, sql string, args []any) (rowSet, error) {
+	return q.s.db.Statement.ConnPool.QueryContext(ctx, sql, args...)
+}
+
+func (q sqlQuerier) count(ctx context.Context, sql string, args []any, n *int64) error {
+	return q.s.db.Statement.ConnPool.QueryRowContext(ctx, sql, args...).Scan(n)
+}
+
+func (q sqlQuerier) exec(ctx context.Context, sql string, args []any) (int64, error) {
+	res, err := q.s.db.Statement.ConnPool.ExecContext(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // query runs a read: through its plan when the shape has one, else through GORM.
@@ -140,7 +192,7 @@ func (s *Store) query(ctx context.Context, key string, values []any, build func(
 	ctx = s.detach(ctx)
 	if key != "" {
 		if p := s.planned(key, len(values), build, findAll); p != nil {
-			return s.queryPlan(ctx, p, values)
+			return s.querier().query(ctx, p.sql, p.args(values))
 		}
 	}
 	return build(values).WithContext(ctx).Rows()
@@ -152,13 +204,7 @@ func (s *Store) countRows(ctx context.Context, key string, values []any, build f
 	ctx = s.detach(ctx)
 	if key != "" {
 		if p := s.planned(key, len(values), build, func(tx *gorm.DB) *gorm.DB { return tx.Count(&n) }); p != nil {
-			if s.pool != nil {
-				ctx, cancel := s.statement(ctx)
-				defer cancel()
-				err := s.pool.QueryRow(ctx, p.sql, p.args(values)...).Scan(&n)
-				return n, err
-			}
-			err := s.db.Statement.ConnPool.QueryRowContext(ctx, p.sql, p.args(values)...).Scan(&n)
+			err := s.querier().count(ctx, p.sql, p.args(values), &n)
 			return n, err
 		}
 	}
@@ -177,22 +223,9 @@ func (s *Store) insertRow(ctx context.Context, r *Resource, rec Record) error {
 		for i, f := range r.Fields {
 			values[i] = rec[f.Index]
 		}
-		if s.pool != nil {
-			ctx, cancel := s.statement(ctx)
-			defer cancel()
-			tag, err := s.pool.Exec(ctx, p.sql, p.args(values)...)
-			if err != nil {
-				return err
-			}
-			n = tag.RowsAffected()
-		} else {
-			res, err := s.db.Statement.ConnPool.ExecContext(ctx, p.sql, p.args(values)...)
-			if err != nil {
-				return err
-			}
-			if n, err = res.RowsAffected(); err != nil {
-				return err
-			}
+		var err error
+		if n, err = s.querier().exec(ctx, p.sql, p.args(values)); err != nil {
+			return err
 		}
 	} else {
 		tx := s.db.WithContext(ctx).Table(s.TableName(r)).Clauses(onKeyConflict(r)).Create(columnsOf(r, rec))
