@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// Create fills what the draft omits and stores it as a new record of r. Within one
+// organization's scope, a scoped record of another organization is refused and an omitted
+// organization becomes the scope's. The draft is completed in place.
+func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (Record, error) {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+	}
+	return s.insert(ctx, r, d.rec, d.given, org)
+}
+
+// writeOf checks the draft and scope of a write of r and returns the organization its SQL
+// limits r to ("" for none).
+func writeOf(r *Resource, d Draft, scope Scope) (string, error) {
+	if err := d.of(r); err != nil {
+		return "", err
+	}
+	if err := scope.check(); err != nil {
+		return "", err
+	}
+	return scope.orgFor(r), nil
+}
+
+func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
+	if err := s.prepareNew(r, rec, present, org); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+	}
+	if check := writeCheck(ctx, r); check != nil {
+		if err := check(ctx, s, r, nil, rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.insertRow(ctx, r, rec); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", r.Name, translate(r, err))
+	}
+	if len(r.Output) == len(r.Fields) {
+		return rec, nil
+	}
+	return s.get(ctx, r, keyOf(r, rec), nil, "")
+}
+
+// prepareNew gives a new record its key, organization, defaults and derived members, and validates it.
+func (s *Store) prepareNew(r *Resource, rec Record, present []bool, org string) error {
+	if len(r.Key) == 1 && r.Key[0].Type == TypeUUID && (!present[r.Key[0].Index] || rec[r.Key[0].Index] == nil) {
+		rec[r.Key[0].Index] = NewID()
+		present[r.Key[0].Index] = true
+	}
+	if err := claimScope(r, rec, present, org); err != nil {
+		return err
+	}
+	return prepare(r, rec, present, present)
+}
+
+// claimScope puts an omitted organization (null, or the nil UUID where the member is not
+// required) of a directly scoped record to org and refuses another one. The nil UUID in a
+// required organization is left for complete to refuse.
+func claimScope(r *Resource, rec Record, present []bool, org string) error {
+	if org == "" {
+		return nil
+	}
+	for _, sc := range r.Scope {
+		if sc.Via != nil {
+			continue
+		}
+		i := sc.Field.Index
+		switch {
+		case rec[i] == nilUUID && sc.Field.Required:
+		case !present[i] || rec[i] == nil || rec[i] == nilUUID:
+			rec[i], present[i] = org, true
+		case rec[i] != org:
+			return InvalidMember(sc.Field.Name, "%s must be your organization (%s)", sc.Field.Name, org)
+		}
+	}
+	return nil
+}
+
+// prepare completes and validates a record, runs the beforeWrite hooks, and hashes the
+// hashed members that the client gave in this write (given).
+func prepare(r *Resource, rec Record, present, given []bool) error {
+	if err := r.complete(rec, present); err != nil {
+		return err
+	}
+	for _, h := range r.beforeWrite {
+		if err := h(r, rec); err != nil {
+			return err
+		}
+	}
+	return hashGiven(r, rec, given)
+}
+
+func keyOf(r *Resource, rec Record) []any {
+	key := make([]any, len(r.Key))
+	for i, k := range r.Key {
+		key[i] = rec[k.Index]
+	}
+	return key
+}

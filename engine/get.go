@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Get returns the record with key, projected to fields (nil: the full record), within scope.
+func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (Record, error) {
+	if err := scope.check(); err != nil {
+		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, err)
+	}
+	return s.get(ctx, r, key, fields, scope.orgFor(r))
+}
+
+func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field, org string) (Record, error) {
+	if fields == nil {
+		fields = r.Output
+	}
+	rows, err := s.byKey(ctx, "get", r, key, fields, org)
+	if err != nil {
+		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
+		}
+		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, ErrNotFound)
+	}
+	return newScanner(r, fields).scan(rows)
+}
+
+// Exists reports whether the record with key exists within scope.
+func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope) (bool, error) {
+	if err := scope.check(); err != nil {
+		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, err)
+	}
+	return s.exists(ctx, r, key, scope.orgFor(r))
+}
+
+func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
+	rows, err := s.byKey(ctx, "exists", r, key, nil, org)
+	if err != nil {
+		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
+	}
+	defer rows.Close()
+	found := rows.Next()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
+	}
+	return found, nil
+}
+
+// byKey selects fields (nil: the constant 1) of the record with key within org.
+func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fields []*Field, org string) (rowSet, error) {
+	vals := make([]any, len(key), len(key)+1)
+	copy(vals, key)
+	if org != "" {
+		vals = append(vals, org)
+	}
+	build := func(v []any) *gorm.DB {
+		sel := "1"
+		if fields != nil {
+			sel = s.selectExpr(r, fields)
+		}
+		o := ""
+		if org != "" {
+			o, _ = v[len(key)].(string)
+		}
+		return whereKey(s.scope(s.from(ctx, r).Select(sel), r, o), r, v[:len(key)]).Limit(1)
+	}
+	// A key lookup is one index probe: it runs to its end (within the store's timeout on
+	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
+	// query to watch the request for cancellation.
+	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, org: org}), vals, build)
+}
+
+// getForUpdate reads the stored members of the record with key within org for a
+// read-merge-write in a transaction (s is bound to it), so that no other writer changes the
+// row between the read and the write. On PostgreSQL it locks the row (SELECT … FOR UPDATE OF
+// t) until the transaction ends; on SQLite every transaction begins IMMEDIATE (see Open) and so
+// already holds the database's write lock when it reads.
+func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org string) (Record, error) {
+	vals := make([]any, len(key), len(key)+1)
+	copy(vals, key)
+	if org != "" {
+		vals = append(vals, org)
+	}
+	rows, err := s.query(ctx, shape("lock", r, Query{Fields: r.Fields, org: org}), vals, func(v []any) *gorm.DB {
+		o := ""
+		if org != "" {
+			o, _ = v[len(key)].(string)
+		}
+		tx := whereKey(s.scope(s.from(ctx, r).Select(s.selectExpr(r, r.Fields)), r, o), r, v[:len(key)]).Limit(1)
+		if s.dialect == Postgres {
+			tx = tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Table: clause.Table{Name: alias}})
+		}
+		return tx
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+		}
+		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, ErrNotFound)
+	}
+	return newScanner(r, r.Fields).scan(rows)
+}

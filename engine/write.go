@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Update replaces the record with key by the draft: omitted members become null or zero
+// (decisions §4), except write-only members, which keep their stored value (a client cannot
+// read them to send them back). A draft key that differs from the path is a 400. A missing
+// record is an ErrNotFound whatever the draft's members say (see MissingFirst). Without a
+// write check it reads nothing stored to write (the beforeWrite hooks derive members from the
+// draft alone), so its one UPDATE statement is atomic.
+func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
+		return fmt.Errorf("engine: update %s: %w", r.Name, err)
+	}
+	rec, present := d.rec, d.given
+	err = pinKey(r, rec, present, key)
+	if err == nil {
+		err = claimScope(r, rec, present, org)
+	}
+	if err == nil {
+		err = prepare(r, rec, present, present)
+	}
+	if err != nil {
+		return fmt.Errorf("engine: update %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
+	}
+	check := writeCheck(ctx, r)
+	if check == nil {
+		return s.write(ctx, r, key, rec, present, org)
+	}
+	return s.Transaction(ctx, func(tx *Store) error {
+		old, err := tx.get(ctx, r, key, r.Fields, org)
+		if err != nil {
+			return fmt.Errorf("engine: update %s: %w", r.Name, err)
+		}
+		if err := check(ctx, tx, r, old, rec); err != nil {
+			return err
+		}
+		return tx.write(ctx, r, key, rec, present, org)
+	})
+}
+
+// MissingFirst returns ErrNotFound in place of err, a problem with the members of a write of
+// the record with key, when no record has key within scope: PUT or PATCH of a missing record
+// is a 404 before any member is judged (api.md's error table), so a client learns first that
+// its target is gone. An edge that fails to decode a body into a draft passes its error
+// through here; a body that is not a JSON object at all stays a 400. It costs a lookup only
+// on the error path.
+func (s *Store) MissingFirst(ctx context.Context, r *Resource, key []any, scope Scope, err error) error {
+	if xerr := scope.check(); xerr != nil {
+		return xerr
+	}
+	return s.missingFirst(ctx, r, key, scope.orgFor(r), err)
+}
+
+func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org string, err error) error {
+	var verr *ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
+		return err
+	}
+	found, xerr := s.exists(ctx, r, key, org)
+	switch {
+	case xerr != nil:
+		return xerr
+	case !found:
+		return ErrNotFound
+	}
+	return err
+}
+
+// Patch applies the members the draft gives (a JSON merge patch, RFC 7396, once decoded) to
+// the record with key. The read, the merge and the write are one transaction holding the row
+// (see getForUpdate): concurrent patches of different members both take effect.
+func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+	org, err := writeOf(r, d, scope)
+	if err != nil {
+		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+	}
+	patch, present := d.rec, d.given
+	if err := pinKey(r, patch, present, key); err != nil {
+		return fmt.Errorf("engine: patch %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
+	}
+	return s.Transaction(ctx, func(tx *Store) error {
+		rec, err := tx.getForUpdate(ctx, r, key, org)
+		if err != nil {
+			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		}
+		check := writeCheck(ctx, r)
+		var old Record
+		if check != nil {
+			old = append(Record(nil), rec...)
+		}
+		all := make([]bool, len(r.Members))
+		for _, f := range r.Fields {
+			all[f.Index] = true
+			if present[f.Index] {
+				rec[f.Index] = patch[f.Index]
+			}
+		}
+		if err := claimScope(r, rec, all, org); err != nil {
+			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		}
+		// Only the members the patch names are hashed: the others hold stored values.
+		if err := prepare(r, rec, all, present); err != nil {
+			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		}
+		if check != nil {
+			if err := check(ctx, tx, r, old, rec); err != nil {
+				return err
+			}
+		}
+		return tx.write(ctx, r, key, rec, all, org)
+	})
+}
+
+// pinKey makes the path key win over the body, refusing a body key that differs.
+func pinKey(r *Resource, rec Record, present []bool, key []any) error {
+	for i, k := range r.Key {
+		if present[k.Index] && rec[k.Index] != nil && rec[k.Index] != key[i] {
+			return InvalidMember(k.Name, "%s %v in the body differs from %v in the path", k.Name, rec[k.Index], key[i])
+		}
+		rec[k.Index], present[k.Index] = key[i], true
+	}
+	return nil
+}
+
+// write updates the stored non-key columns of the record with key within org: every one,
+// except write-only members not given (present false), which keep their stored value.
+func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, present []bool, org string) error {
+	set := columnsOf(r, rec)
+	for _, k := range r.Key {
+		delete(set, k.Column)
+	}
+	for _, f := range r.Fields {
+		if f.WriteOnly && !present[f.Index] {
+			delete(set, f.Column)
+		}
+	}
+	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Updates(set)
+	if err := tx.Error; err != nil {
+		return fmt.Errorf("engine: update %s %v: %w", r.Name, key, translate(r, err))
+	}
+	if tx.RowsAffected == 0 {
+		return fmt.Errorf("engine: update %s %v: %w", r.Name, key, ErrNotFound)
+	}
+	return nil
+}
