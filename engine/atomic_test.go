@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver that the engine's SQLite store uses
 	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver that the engine's SQLite store uses
 
 	"credo/engine"
 	"credo/resources"
