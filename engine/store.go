@@ -231,7 +231,7 @@ func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) err
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	// database/sql closes first: it returns its idle connections to the pool.
 	d.closers = append([]func() error{sqlDB.Close}, d.closers...)
-	db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: pgConnPool{sqlDB}}), cfg)
 	if err != nil {
 		return fmt.Errorf("engine: open postgres: %w", err)
 	}
