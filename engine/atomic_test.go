@@ -9,9 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver that the engine's SQLite store uses
 	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver that the engine's SQLite store uses
 
 	"credo/engine"
 	"credo/internal/testenv"
@@ -130,4 +131,43 @@ func mustMember(t *testing.T, r *engine.Resource, name string) *engine.Field {
 		t.Fatalf("%s has no member %s", r.Name, name)
 	}
 	return f
+}
+
+// TestSQLiteWriterTakesTurns: on SQLite every write and transaction runs on the partition's
+// one writer connection, in turn. While a transaction holds it, reads go on (on the read
+// pool) and another write waits for its turn at most the store's timeout, then fails as
+// unavailable (503), as a lock held that long by another process does.
+func TestSQLiteWriterTakesTurns(t *testing.T) {
+	reg := fixtureRegistry(t)
+	db, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(context.Background(), "sqlite:"+t.TempDir(), []string{"p1"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, _ := db.Store("p1")
+	w := reg.MustByName("Widget")
+	ctx := context.Background()
+	rec := mustCreate(t, s, w, widget("T1", ""))
+	key := []any{rec.Get(w, "WidgetIdentifier")}
+	err = s.Transaction(ctx, func(tx *engine.Store) error {
+		if _, err := tx.Get(ctx, w, key, nil, engine.AllOrganizations()); err != nil {
+			return err
+		}
+		if _, err := s.Get(ctx, w, key, nil, engine.AllOrganizations()); err != nil {
+			return fmt.Errorf("a read while a transaction holds the writer: %w", err)
+		}
+		if _, err := testenv.CreateJSON(ctx, s, w, []byte(widget("T2", "")), engine.AllOrganizations()); !errors.Is(err, engine.ErrUnavailable) {
+			return fmt.Errorf("a write while a transaction holds the writer: %v, want ErrUnavailable", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testenv.CreateJSON(ctx, s, w, []byte(widget("T3", "")), engine.AllOrganizations()); err != nil {
+		t.Fatalf("a write after the transaction: %v", err)
+	}
+	if n, err := s.Count(ctx, w, engine.Query{}, engine.AllOrganizations()); err != nil || n != 2 {
+		t.Fatalf("count = %d, %v; want 2 (T1 and T3)", n, err)
+	}
 }

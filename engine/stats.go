@@ -57,13 +57,7 @@ func (d *Database) Stats() []PoolStats {
 	}
 	out := make([]PoolStats, 0, len(d.order))
 	for _, p := range d.order {
-		sqlDB, err := d.stores[p].db.DB()
-		if err != nil {
-			continue
-		}
-		st := sqlDB.Stats()
-		out = append(out, PoolStats{Pool: p, Max: st.MaxOpenConnections, InUse: st.InUse, Idle: st.Idle,
-			Waits: st.WaitCount, WaitTime: st.WaitDuration})
+		out = append(out, d.stores[p].sqlite.stats(p))
 	}
 	return out
 }

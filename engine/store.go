@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
@@ -53,7 +52,8 @@ type Limits struct {
 	// each partition (connect and migrate). Zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxConns is the size of the PostgreSQL pool that every partition shares (plus one
-	// connection for Ping), or of each SQLite partition's pool. Zero means
+	// connection for Ping), or of each SQLite partition's read pool (plus its one writer
+	// connection and one for Ping). Zero means
 	// DefaultPostgresMaxConns or DefaultSQLiteMaxConns.
 	MaxConns int
 }
@@ -181,24 +181,22 @@ func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error
 		return fmt.Errorf("engine: create data folder: %w", err)
 	}
 	for _, p := range d.order {
-		// busy_timeout is SQLite's only wait: for another connection's lock.
-		dsn := filepath.Join(dir, p+".db") + fmt.Sprintf("?_pragma=busy_timeout(%d)", d.limits.Timeout.Milliseconds()) +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := gorm.Open(sqlite.Open(dsn), cfg)
+		pool, err := openSQLitePool(filepath.Join(dir, p+".db"), d.limits.MaxConns, d.limits.Timeout)
 		if err != nil {
-			return fmt.Errorf("engine: open sqlite %s: %w", dsn, err)
+			return fmt.Errorf("engine: open sqlite %s: %w", filepath.Join(dir, p+".db"), err)
 		}
-		sqlDB, _ := db.DB()
-		sqlDB.SetMaxOpenConns(d.limits.MaxConns)
-		sqlDB.SetMaxIdleConns(d.limits.MaxConns)
-		d.closers = append(d.closers, sqlDB.Close)
+		d.closers = append(d.closers, pool.Close)
+		db, err := gorm.Open(sqliteDialector{pool: pool}, cfg)
+		if err != nil {
+			return fmt.Errorf("engine: open sqlite %s: %w", filepath.Join(dir, p+".db"), err)
+		}
 		probe, err := openSQLiteProbe(filepath.Join(dir, p+".db"), d.limits.Timeout)
 		if err != nil {
 			return err
 		}
 		d.closers = append(d.closers, probe.Close)
 		d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{},
-			timeout: d.limits.Timeout, sqliteProbe: probe, writers: contentWriters(d.limits.MaxConns)}
+			timeout: d.limits.Timeout, sqliteProbe: probe, sqlite: pool, writers: contentWriters(d.limits.MaxConns)}
 	}
 	return nil
 }
@@ -234,7 +232,7 @@ func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) err
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	// database/sql closes first: it returns its idle connections to the pool.
 	d.closers = append([]func() error{sqlDB.Close}, d.closers...)
-	db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: pgConnPool{sqlDB}}), cfg)
 	if err != nil {
 		return fmt.Errorf("engine: open postgres: %w", err)
 	}
@@ -305,6 +303,8 @@ type Store struct {
 	database *Database
 	// sqliteProbe answers Ping on SQLite, apart from the partition's pool.
 	sqliteProbe *sql.DB
+	// sqlite is the partition's read pool and writer (SQLite).
+	sqlite *sqlitePool
 	// writers bounds the content writes of the pool (see contentWriters); shared by the
 	// stores of one pool.
 	writers chan struct{}

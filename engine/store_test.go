@@ -159,9 +159,21 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 				t.Errorf("%s: the problem names %v, want %v", tt.name, got, tt.want)
 			}
 		}
+		// A load that breaks a stored record's unique constraint of several members (which
+		// CheckAll does not look up) fails as the database refuses it — PostgreSQL's COPY,
+		// SQLite's multi-row INSERT — naming the constraint's members, and writes nothing.
+		drafts, err := w.DecodeArray([]byte("[" + widget("NEW1", "") + "," + widget("DUP", "") + "]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.InsertAll(ctx, w, drafts, engine.AllOrganizations())
+		if !errors.As(err, &verr) || !errors.Is(err, engine.ErrConflict) ||
+			strings.Join(verr.Members(), ",") != "OrganizationIdentifier,WidgetCode" {
+			t.Errorf("load breaking a stored unique constraint: %v, want a conflict naming OrganizationIdentifier, WidgetCode", err)
+		}
 		// A file that repeats a stored key, or repeats a key itself, loads nothing and names the
 		// key at the row (CheckAll reports every problem of the file at once).
-		drafts, err := w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
+		drafts, err = w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,8 +97,11 @@ func token(credoBin, dbURL, partitions, partition, addr string) (string, error) 
 	default:
 		return "", fmt.Errorf("probe without a token answered %d, want 200 or 401", status)
 	}
-	out, err := exec.Command(credoBin, "secret", "create", "--database", dbURL, "--partitions", partitions,
-		"--partition", partition, "--operator", "--email", "bench@example.com", "--json").Output()
+	// credo secret takes the configured partitions from the environment only.
+	cmd := exec.Command(credoBin, "secret", "create", "--database", dbURL,
+		"--partition", partition, "--operator", "--email", "bench@example.com", "--json")
+	cmd.Env = append(os.Environ(), "CREDO_PARTITIONS="+partitions)
+	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -94,7 +94,7 @@ func (c *config) databaseFlags(fs *flag.FlagSet) {
 // poolFlags declares the size of serve's connection pool.
 func (c *config) poolFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.DB.MaxConns, "database-max-conns", c.DB.MaxConns,
-		fmt.Sprintf("connections to the database: the pool of each PostgreSQL database (default %d, plus 1 for health checks), or per SQLite partition (default %d) (CREDO_DATABASE_MAX_CONNS)",
+		fmt.Sprintf("connections to the database: the pool of each PostgreSQL database (default %d, plus 1 for health checks), or the read pool of each SQLite partition (default %d, plus 1 writer) (CREDO_DATABASE_MAX_CONNS)",
 			engine.DefaultPostgresMaxConns, engine.DefaultSQLiteMaxConns))
 }
 

@@ -9,9 +9,8 @@ import (
 	"credo/engine"
 )
 
-// Statement sizes. SQLite takes at most 32,766 bind variables per statement and its driver
-// binds them in time quadratic in their number, so both the lookups and the inserts stay
-// around a thousand or two.
+// Statement sizes. SQLite takes at most 32,766 bind variables per statement; the lookups
+// stay well below.
 const (
 	// lookupChunk is how many values one IN list of a lookup holds.
 	lookupChunk = 500
@@ -35,7 +34,7 @@ func (b *batch) add(row int, values map[string]any) {
 	b.drafts, b.rows = append(b.drafts, d), append(b.rows, row)
 }
 
-// insert writes the records with the engine's bulk insert (which batches statements itself);
+// insert writes the records with the engine's bulk insert (COPY on PostgreSQL);
 // tx is the import's transaction, so a failure undoes everything. Problems the engine finds
 // are reported under the file rows.
 func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
