@@ -10,14 +10,12 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"credo/engine"
-	"credo/handlers/problem"
 	"credo/handlers/request"
 )
 
@@ -30,6 +28,15 @@ const MaxCallbackBytes = 64 << 10
 
 // callbackTypes are the media types the callback answers in, in order of preference.
 var callbackTypes = []string{"application/json", "text/json", "application/xml", "text/xml", "text/html"}
+
+// callbackOffers are callbackTypes as offers for request.Negotiate.
+var callbackOffers = func() []request.Offer {
+	offers := make([]request.Offer, len(callbackTypes))
+	for i, t := range callbackTypes {
+		offers[i] = request.Offer{Type: t}
+	}
+	return offers
+}()
 
 // Callback answers.
 const (
@@ -193,43 +200,11 @@ func formStatus(body []byte) (*string, error) {
 	return &s, nil
 }
 
-// negotiateCallback picks the answer's media type from Accept: the highest q among
-// callbackTypes, */* and application/* meaning JSON, text/* text/json; none or empty Accept is
-// JSON; anything else is a 406.
+// negotiateCallback picks the answer's media type from Accept among callbackTypes
+// (request.Negotiate): */* and application/* mean JSON, text/* text/json; none or an empty
+// Accept is JSON; anything else is a 406.
 func negotiateCallback(accept string) (string, error) {
-	if strings.TrimSpace(accept) == "" {
-		return callbackTypes[0], nil
-	}
-	best, bestQ := "", 0.0
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(v, 64); err != nil {
-				continue
-			}
-		}
-		switch mt {
-		case "*/*", "application/*":
-			mt = "application/json"
-		case "text/*":
-			mt = "text/json"
-		}
-		known := false
-		for _, t := range callbackTypes {
-			known = known || t == mt
-		}
-		if known && q > bestQ {
-			best, bestQ = mt, q
-		}
-	}
-	if best == "" {
-		return "", problem.New(http.StatusNotAcceptable, "Accept %q is not offered here; use one of %s.", accept, strings.Join(callbackTypes, ", "))
-	}
-	return best, nil
+	return request.Negotiate(accept, callbackOffers...)
 }
 
 // callbackMessage is the callback's answer in XML.
