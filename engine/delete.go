@@ -16,13 +16,19 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 		return fmt.Errorf("engine: delete %s %v: %w", r.Name, key, err)
 	}
 	org := scope.orgFor(r)
-	check := writeCheck(ctx, r)
-	if len(r.afterDelete) == 0 && check == nil && r.Content == "" {
+	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
+	if cond != nil && len(cond.IfMatch) == 0 {
+		cond = nil
+	}
+	if len(r.afterDelete) == 0 && check == nil && cond == nil && r.Content == "" {
 		return s.deleteRow(ctx, r, key, org)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
 		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
+			return fmt.Errorf("engine: delete %s: %w", r.Name, err)
+		}
+		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
 			return fmt.Errorf("engine: delete %s: %w", r.Name, err)
 		}
 		if check != nil {

@@ -28,19 +28,27 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 	if err != nil {
 		return fmt.Errorf("engine: update %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
 	}
-	check := writeCheck(ctx, r)
-	if check == nil {
+	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
+	if check == nil && cond == nil {
 		return s.write(ctx, r, key, rec, present, org)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
-		old, err := tx.get(ctx, r, key, r.Fields, org)
+		old, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
 			return fmt.Errorf("engine: update %s: %w", r.Name, err)
 		}
-		if err := check(ctx, tx, r, old, rec); err != nil {
+		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
+			return fmt.Errorf("engine: update %s: %w", r.Name, err)
+		}
+		if check != nil {
+			if err := check(ctx, tx, r, old, rec); err != nil {
+				return err
+			}
+		}
+		if err := tx.write(ctx, r, key, rec, present, org); err != nil {
 			return err
 		}
-		return tx.write(ctx, r, key, rec, present, org)
+		return tx.tag(ctx, r, key, org, cond)
 	})
 }
 
@@ -89,6 +97,10 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 		if err != nil {
 			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
 		}
+		cond := conditionOf(ctx, r)
+		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
+			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		}
 		check := writeCheck(ctx, r)
 		var old Record
 		if check != nil {
@@ -113,7 +125,10 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 				return err
 			}
 		}
-		return tx.write(ctx, r, key, rec, all, org)
+		if err := tx.write(ctx, r, key, rec, all, org); err != nil {
+			return err
+		}
+		return tx.tag(ctx, r, key, org, cond)
 	})
 }
 
