@@ -12,6 +12,7 @@ import (
 	"credo/handlers"
 	"credo/handlers/compliance"
 	"credo/handlers/gradebook"
+	"credo/handlers/housekeeping"
 	"credo/handlers/idempotency"
 	"credo/handlers/people"
 	"credo/handlers/platform"
@@ -79,8 +80,12 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Authz: srv.Authz,
 			Now: time.Now, Limits: cfg.Limits, Idempotency: srv.Idempotency})
 	}
-	go gradebook.RunCleanup(ctx, srv.Database, gradebook.Config{}, exportCleanupEvery)
-	go sec.RunPurge(ctx, security.PurgeEvery)
-	go srv.Idempotency.RunPurge(ctx, srv.Database, idempotency.PurgeEvery)
+	go housekeeping.Every(ctx, exportCleanupEvery, "gradebook exports", func(ctx context.Context) (int64, error) {
+		return gradebook.CleanupAll(ctx, srv.Database, gradebook.Config{})
+	})
+	go housekeeping.Every(ctx, security.PurgeEvery, "token records", sec.Purge)
+	go housekeeping.Every(ctx, idempotency.PurgeEvery, "idempotency keys", func(ctx context.Context) (int64, error) {
+		return srv.Idempotency.Purge(ctx, srv.Database)
+	})
 	return nil
 }

@@ -2,9 +2,8 @@ package gradebook
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"credo/engine"
 )
@@ -44,27 +43,21 @@ func Cleanup(ctx context.Context, st *engine.Store, cfg Config) (int, error) {
 	return int(removed), nil
 }
 
-// RunCleanup runs Cleanup on every partition of db at once and then every interval, until
-// ctx ends. Failures are logged and retried at the next interval.
-func RunCleanup(ctx context.Context, db *engine.Database, cfg Config, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		for _, p := range db.Partitions() {
-			st, ok := db.Store(p)
-			if !ok {
-				continue
-			}
-			if n, err := Cleanup(ctx, st, cfg); err != nil && ctx.Err() == nil {
-				slog.Error("gradebook export clean-up failed", "partition", p, "err", err)
-			} else if n > 0 {
-				slog.Info("gradebook exports removed", "partition", p, "exports", n)
-			}
+// CleanupAll runs Cleanup on every partition of db and returns how many exports it removed; a
+// partition that fails does not stop the others, and its error is returned with theirs.
+func CleanupAll(ctx context.Context, db *engine.Database, cfg Config) (int64, error) {
+	var total int64
+	var errs []error
+	for _, p := range db.Partitions() {
+		st, ok := db.Store(p)
+		if !ok {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+		n, err := Cleanup(ctx, st, cfg)
+		total += int64(n)
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
+	return total, errors.Join(errs...)
 }

@@ -3,13 +3,12 @@ package idempotency
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"credo/engine"
 )
 
-// PurgeEvery is how often RunPurge removes expired keys by default.
+// PurgeEvery is how often credo serve runs Purge (handlers/housekeeping).
 const PurgeEvery = 10 * time.Minute
 
 // purgeLock names the purge for engine.Store.Exclusive.
@@ -44,23 +43,4 @@ func (k *Keeper) Purge(ctx context.Context, db *engine.Database) (int64, error) 
 		}
 	}
 	return total, nil
-}
-
-// RunPurge runs Purge at once and then every interval until ctx ends. Failures are logged
-// and retried at the next interval.
-func (k *Keeper) RunPurge(ctx context.Context, db *engine.Database, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if n, err := k.Purge(ctx, db); err != nil && ctx.Err() == nil {
-			slog.Error("idempotency key purge failed", "err", err)
-		} else if n > 0 {
-			slog.Info("expired idempotency keys purged", "keys", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }

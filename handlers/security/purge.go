@@ -3,13 +3,12 @@ package security
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"credo/engine"
 )
 
-// PurgeEvery is how often RunPurge removes expired token bookkeeping by default.
+// PurgeEvery is how often credo serve runs Purge (handlers/housekeeping).
 const PurgeEvery = 10 * time.Minute
 
 // PurgeGrace is how long after its expiry a record of an issued or revoked token is kept. It
@@ -57,23 +56,4 @@ func (s *Security) Purge(ctx context.Context) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-// RunPurge runs Purge at once and then every interval until ctx ends. Failures are logged
-// and retried at the next interval.
-func (s *Security) RunPurge(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if n, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
-			slog.Error("token purge failed", "err", err)
-		} else if n > 0 {
-			slog.Info("expired token records purged", "records", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"credo/engine"
+	"credo/handlers/housekeeping"
 	"credo/handlers/security"
 	"credo/internal/testenv"
 )
@@ -27,7 +28,7 @@ func (e *env) tokenRows(t *testing.T) (issued, revoked int64) {
 
 // TestPurgeExpiredTokenRecords: issued and revoked token records stay while their token could
 // be used, and go once it expired more than PurgeGrace ago (injected clock); under a loop
-// that issues and revokes tokens while time passes, the tables stay bounded; RunPurge purges
+// that issues and revokes tokens while time passes, the tables stay bounded; the housekeeping loop purges
 // by itself.
 func TestPurgeExpiredTokenRecords(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
@@ -87,11 +88,11 @@ func TestPurgeExpiredTokenRecords(t *testing.T) {
 				t.Errorf("under the loop the tables reached %d issued, %d revoked records; want them bounded (<= 18, 10)", maxIssued, maxRevoked)
 			}
 
-			// RunPurge purges on its own.
+			// Run by the housekeeping loop, as credo serve does, the purge needs no call.
 			e.clock.Advance(time.Hour)
 			runCtx, cancel := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { e.sec.RunPurge(runCtx, 10*time.Millisecond); close(done) }()
+			go func() { housekeeping.Every(runCtx, 10*time.Millisecond, "token records", e.sec.Purge); close(done) }()
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				i, r := e.tokenRows(t)
@@ -99,7 +100,7 @@ func TestPurgeExpiredTokenRecords(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("RunPurge left %d issued, %d revoked records", i, r)
+					t.Fatalf("the housekeeping loop left %d issued, %d revoked records", i, r)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
