@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,19 +23,6 @@ import (
 	"credo/internal/testenv"
 )
 
-// postgresURL returns the test PostgreSQL, skipping (or failing, when it is required) without one.
-func postgresURL(t *testing.T) string {
-	t.Helper()
-	pg := os.Getenv("CREDO_TEST_POSTGRES")
-	if pg == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES")
-	}
-	return pg
-}
-
 // slack is what a bounded operation may take beyond its timeout on a loaded two-CPU machine.
 const slack = 1500 * time.Millisecond
 
@@ -45,7 +31,7 @@ const slack = 1500 * time.Millisecond
 // fails with ErrUnavailable within the timeout instead of waiting for ever; Ping fails too;
 // Close returns; and after the database answers again, so do the statements.
 func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
-	dbURL, proxy := testenv.ProxyURL(t, postgresURL(t))
+	dbURL, proxy := testenv.ProxyURL(t, testenv.Postgres(t))
 	reg := fixtureRegistry(t)
 	w := reg.MustByName("Widget")
 	p := testenv.Partition(t)

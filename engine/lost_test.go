@@ -15,7 +15,7 @@ import (
 // empties the pool of its other idle connections, lost too; once the database is back, the
 // next statements connect afresh instead of each failing on one of them.
 func TestLostConnectionsAreDropped(t *testing.T) {
-	dbURL, proxy := testenv.ProxyURL(t, postgresURL(t))
+	dbURL, proxy := testenv.ProxyURL(t, testenv.Postgres(t))
 	reg := fixtureRegistry(t)
 	p := testenv.Partition(t)
 	ctx := context.Background()
@@ -25,7 +25,7 @@ func TestLostConnectionsAreDropped(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	s, _ := db.Store(p)
-	t.Cleanup(func() { dropSchema(t, postgresURL(t), p) })
+	t.Cleanup(func() { dropSchema(t, testenv.Postgres(t), p) })
 	const n = 8
 	// n connections at once, so that the pool keeps n idle ones.
 	var wg sync.WaitGroup

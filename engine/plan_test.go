@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,13 +15,7 @@ import (
 // the key lookup, every equality filter, the default sort and a filtered, sorted page: none may
 // scan the table sequentially.
 func TestPostgresPlansUseIndexes(t *testing.T) {
-	pg := os.Getenv("CREDO_TEST_POSTGRES")
-	if pg == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("PostgreSQL plan test: set CREDO_TEST_POSTGRES")
-	}
+	pg := testenv.Postgres(t)
 	if testing.Short() {
 		t.Skip("loads 100,000 rows")
 	}

@@ -194,13 +194,7 @@ func TestServeSignalDuringStartup(t *testing.T) {
 // frozenServer starts credo serve on PostgreSQL behind a proxy, with an operator's token.
 func frozenServer(t *testing.T, timeout string) (*process, *testenv.Proxy, func(method, path, body string) (int, time.Duration)) {
 	t.Helper()
-	pg := os.Getenv("CREDO_TEST_POSTGRES")
-	if pg == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES")
-	}
+	pg := testenv.Postgres(t)
 	dbURL, proxy := testenv.ProxyURL(t, pg)
 	part := testenv.Partition(t)
 	code, out, stderr := cli(t, "secret", "create", "--database", dbURL, "--partition", part, "--operator", "--email", "ops@example.com", "--json")

@@ -20,20 +20,6 @@ import (
 
 func TestMain(m *testing.M) { cluster.Main(m) }
 
-// postgres returns the test database's URL; without one the test is skipped, or fails when
-// CREDO_REQUIRE_POSTGRES=1: replicas share a PostgreSQL database.
-func postgres(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv("CREDO_TEST_POSTGRES")
-	if url == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("replicas share a PostgreSQL database: set CREDO_TEST_POSTGRES")
-	}
-	return url
-}
-
 // extraDescriptors is the folder of the 16th group, which exists only as YAML.
 func extraDescriptors(t *testing.T) string {
 	t.Helper()

@@ -28,7 +28,7 @@ import (
 // partition keeps serving; and the second partition recovers when its database is back,
 // without a restart.
 func TestPlacedPartitions(t *testing.T) {
-	first := postgres(t)
+	first := testenv.Postgres(t)
 	second := testenv.SecondPostgres(t)
 	proxied, px := testenv.ProxyURL(t, second)
 	bin := cluster.Binary(t)

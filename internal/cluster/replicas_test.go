@@ -30,7 +30,7 @@ const poll = 25 * time.Millisecond
 // within the documented bounds, an Idempotency-Key honoured by both, and concurrent version-1
 // registrations split over both.
 func TestTwoReplicas(t *testing.T) {
-	url := postgres(t)
+	url := testenv.Postgres(t)
 	bin := cluster.Binary(t)
 	reg := registry(t)
 	p := testenv.Partition(t)

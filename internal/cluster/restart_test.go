@@ -30,7 +30,7 @@ import (
 // before the request was written, or a GET that got no byte of an answer (Resent). Both are
 // logged; neither ever re-sends a POST that a replica may have received.
 func TestRollingRestart(t *testing.T) {
-	url := postgres(t)
+	url := testenv.Postgres(t)
 	bin := cluster.Binary(t)
 	reg := registry(t)
 	p := testenv.Partition(t)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -18,13 +17,7 @@ import (
 // it; without CREDO_TEST_POSTGRES the test is skipped, or fails with CREDO_REQUIRE_POSTGRES=1.
 func SecondPostgres(t testing.TB) string {
 	t.Helper()
-	first := os.Getenv("CREDO_TEST_POSTGRES")
-	if first == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("set CREDO_TEST_POSTGRES to run the cases with two PostgreSQL databases")
-	}
+	first := Postgres(t)
 	u, err := url.Parse(first)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"os"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -19,13 +18,7 @@ import (
 // CREDO_REQUIRE_POSTGRES=1).
 func LimitedDatabase(t testing.TB, limit int) string {
 	t.Helper()
-	raw := os.Getenv("CREDO_TEST_POSTGRES")
-	if raw == "" {
-		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-		}
-		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES to run it")
-	}
+	raw := Postgres(t)
 	admin, err := sql.Open("pgx", raw)
 	if err != nil {
 		t.Fatal(err)

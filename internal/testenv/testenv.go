@@ -32,6 +32,20 @@ func Backends(t testing.TB) []Backend {
 	return out
 }
 
+// Postgres returns the test PostgreSQL's URL (CREDO_TEST_POSTGRES), for cases that only
+// PostgreSQL can run. Without one the test is skipped, or fails with CREDO_REQUIRE_POSTGRES=1.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	pg := os.Getenv("CREDO_TEST_POSTGRES")
+	if pg == "" {
+		if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+		}
+		t.Skip("PostgreSQL case not run: set CREDO_TEST_POSTGRES to run it")
+	}
+	return pg
+}
+
 // Partition returns a fresh partition slug, so that suites sharing one PostgreSQL database
 // never see each other's rows (each partition is its own schema).
 func Partition(t testing.TB) string {
