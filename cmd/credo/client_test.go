@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 	"credo/engine"
 	"credo/handlers/idempotency"
 	"credo/internal/apiclient"
+	"credo/internal/groupsuite"
 	"credo/internal/testenv"
 )
 
@@ -187,7 +187,7 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 		if member == nil {
 			t.Fatalf("%s offers PATCH but has no member to patch", r.Name)
 		}
-		values := []any{rt.sampleValue(member, 7)}
+		values := []any{groupsuite.SampleValue(member, 7)}
 		if member.Nullable {
 			values = append(values, nil) // then clear it: Nullable sends an explicit null
 		}
@@ -306,34 +306,13 @@ func (rt *roundTrip) sample(r *engine.Resource, n int) map[string]any {
 	out := map[string]any{}
 	for _, f := range r.Fields {
 		if !f.ReadOnly {
-			out[f.Name] = rt.sampleValue(f, n)
+			out[f.Name] = groupsuite.SampleValue(f, n)
 		}
 	}
 	if _, ok := out["OrganizationIdentifier"]; ok {
 		out["OrganizationIdentifier"] = rt.org
 	}
 	return out
-}
-
-func (rt *roundTrip) sampleValue(f *engine.Field, n int) any {
-	switch f.Type {
-	case engine.TypeUUID:
-		return uuid.NewString()
-	case engine.TypeBool:
-		return n%2 == 0
-	case engine.TypeInt:
-		return 10 + n
-	case engine.TypeDateTime:
-		return fmt.Sprintf("2024-03-%02dT14:30:00.1234567-06:00", 10+n)
-	}
-	s := fmt.Sprintf("%s %d %s", f.Name, n, uuid.NewString()[:8])
-	if f.Name == "Email" {
-		s = strings.ToLower(uuid.NewString()[:8]) + "@example.com"
-	}
-	if len(s) > f.MaxLen {
-		s = s[len(s)-f.MaxLen:]
-	}
-	return s
 }
 
 // body is a response's body for messages.
