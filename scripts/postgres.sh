@@ -15,11 +15,26 @@ if [ -z "$cluster" ]; then
   pg_createcluster "$ver" main >&2
   cluster="$ver main"
 fi
-# shellcheck disable=SC2086
-pg_ctlcluster --skip-systemctl-redirect $cluster start >&2 2>&1 || true
-for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
-pg_isready -h 127.0.0.1 >&2
+# A cluster stopped uncleanly (a machine image taken while it ran) first recovers, and recovery
+# syncs every file of the data directory: on a large cluster that outlasts pg_ctl's 60 s, so
+# pg_ctl waits up to 10 minutes and the script waits for readiness as long, saying so.
+start() {
+  # shellcheck disable=SC2086
+  pg_ctlcluster --skip-systemctl-redirect $cluster start -- -t 600 >&2 2>&1 || true
+  for i in $(seq 1 600); do
+    pg_isready -q -h 127.0.0.1 && break
+    [ $((i % 30)) -eq 0 ] && log "waiting for PostgreSQL to accept connections (${i} s)"
+    sleep 1
+  done
+  pg_isready -h 127.0.0.1 >&2
+}
+start
 psql_su() { runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtA "$@"; }
+# Recovery syncs the data directory with one syncfs per file system instead of one fsync per
+# file (PostgreSQL 14 and later; applies from the next start).
+psql_su -c "ALTER SYSTEM SET recovery_init_sync_method = 'syncfs'" >&2 ||
+  log "recovery_init_sync_method not set (PostgreSQL older than 14?)"
+psql_su -c "SELECT pg_reload_conf()" >/dev/null
 # The suites run packages in parallel, and some start whole credo processes (each with a pool of
 # up to --database-max-conns connections plus its health connection): PostgreSQL's default of
 # 100 connections is too few for a loaded test run, so the cluster gets 400 (restarted once for
@@ -32,10 +47,7 @@ if [ "${max:-0}" -lt 400 ] 2>/dev/null; then
     pg_ctlcluster --skip-systemctl-redirect $cluster restart >&2 2>&1 ||
       log "restart failed; starting the cluster again with its previous setting"
   fi
-  # shellcheck disable=SC2086
-  pg_ctlcluster --skip-systemctl-redirect $cluster start >&2 2>&1 || true
-  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
-  pg_isready -h 127.0.0.1 >&2
+  start
   log "max_connections is now $(psql_su -c "SHOW max_connections")"
 fi
 if [ "$(psql_su -c "SELECT 1 FROM pg_roles WHERE rolname='credo'")" != "1" ]; then

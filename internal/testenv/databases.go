@@ -18,12 +18,12 @@ import (
 func SecondPostgres(t testing.TB) string {
 	t.Helper()
 	first := Postgres(t)
-	u, err := url.Parse(first)
+	second := secondURL(first)
+	u, err := url.Parse(second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := u.Path[1:] + "2"
-	u.Path = "/" + name
+	name := u.Path[1:]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, first)
@@ -43,5 +43,32 @@ func SecondPostgres(t testing.TB) string {
 			t.Fatalf("create database %s: %v", name, err)
 		}
 	}
+	return second
+}
+
+// secondURL names the second database beside first's: its name with a "2" appended.
+func secondURL(first string) string {
+	u, err := url.Parse(first)
+	if err != nil || len(u.Path) < 2 {
+		return first
+	}
+	u.Path += "2"
 	return u.String()
+}
+
+// dropSchema drops schema from the database at url and from its second database (when that
+// exists). A failure is logged, not fatal: the test itself has passed or failed already.
+func dropSchema(t testing.TB, url, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, u := range []string{url, secondURL(url)} {
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			continue // the second database is made only by the tests that need it
+		}
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Logf("drop test schema %s: %v", schema, err)
+		}
+		_ = conn.Close(ctx)
+	}
 }

@@ -47,12 +47,20 @@ func Postgres(t testing.TB) string {
 }
 
 // Partition returns a fresh partition slug, so that suites sharing one PostgreSQL database
-// never see each other's rows (each partition is its own schema).
+// never see each other's rows (each partition is its own schema). When the test ends, the
+// partition's schema is dropped from the test PostgreSQL databases (CREDO_TEST_POSTGRES and its
+// second, see SecondPostgres): left behind, thousands of runs' schemas grew the test cluster to
+// millions of files, and its crash recovery past CI's start-up limit.
 func Partition(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 6)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	return "t" + hex.EncodeToString(b)
+	p := "t" + hex.EncodeToString(b)
+	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
+		// Registered before the test starts its servers, so it runs after they have stopped.
+		t.Cleanup(func() { dropSchema(t, pg, p) })
+	}
+	return p
 }
