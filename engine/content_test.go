@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"credo/engine"
+	"credo/internal/testenv"
 )
 
 // manual builds a WidgetManual record for InsertWithContent.
@@ -286,5 +287,31 @@ func TestContentDescriptorErrors(t *testing.T) {
 				t.Errorf("Load: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestContentCompressedWithLZ4 checks that on PostgreSQL the chunks are compressed with lz4,
+// not pglz (three times slower to write a CSV export), and that migrating again, as every
+// replica does at start, keeps it so without error.
+func TestContentCompressedWithLZ4(t *testing.T) {
+	reg := fixtureRegistry(t)
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	for range 2 {
+		db, err := engine.Open(ctx, url, []string{p}, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := db.Store(p)
+		var method string
+		err = s.DB(ctx).Raw(`SELECT attcompression::text FROM pg_attribute
+			WHERE attrelid = ?::regclass AND attname = 'data'`, p+".widget_manual_chunks").Scan(&method).Error
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if method != "l" {
+			t.Fatalf("chunk column compression %q, want l (lz4)", method)
+		}
 	}
 }
