@@ -78,7 +78,7 @@ func main() {
 	flag.BoolVar(&cfg.growth, "growth", true, "run the growth check (W1, W2 at 10,000 and 100,000 or 1,000,000 comments)")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "alternating credo/ref rounds per case (the duration is split between them)")
 	flag.IntVar(&cfg.exports, "exports", 3, "W5 runs per server (the median is reported)")
-	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5", "cases to run")
+	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5,L1", "cases to run")
 	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files and server logs")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (Markdown) to this file")
 	flag.StringVar(&cfg.profile, "profile", "", "build credo with net/http/pprof (go build -overlay) and save a CPU profile per case in this folder")
@@ -324,6 +324,11 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		}
 		s.ExportRows = mainSet.Gradebooks
 	}
+	if has(cfg.cases, "L1") {
+		if s.Bulk, err = runBulk(ctx, cfg, reg, dbURL, logf); err != nil {
+			return err
+		}
+	}
 	var growth []growthRow
 	if len(growthSets) > 0 {
 		sizes := []dataset{growthSets[0], mainSet}
@@ -356,17 +361,5 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 
 // drop removes the bench partitions' data: SQLite files, or PostgreSQL schemas.
 func drop(ctx context.Context, dbURL string) error {
-	all := []string{mainPartition, smallPartition, largePartition}
-	if strings.HasPrefix(dbURL, "sqlite:") {
-		dir := strings.TrimPrefix(dbURL, "sqlite:")
-		for _, p := range all {
-			for _, suffix := range []string{".db", ".db-wal", ".db-shm"} {
-				if err := os.Remove(filepath.Join(dir, p+suffix)); err != nil && !os.IsNotExist(err) {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return dropSchemas(ctx, dbURL, all)
+	return dropPartitions(ctx, dbURL, []string{mainPartition, smallPartition, largePartition, bulkPartition, bulkRefPartition})
 }

@@ -24,19 +24,27 @@ type goal struct {
 	MinThroughput, MaxP99 float64
 }
 
-// goals lists the targets per backend and case (issue 6).
+// goals lists the targets per backend and case (issue 15, which raised issue 6's).
 var goals = map[string]map[string]goal{
-	"postgres": {"W1": {0.8, 1.5}, "W2": {0.8, 1.5}, "W3": {0.9, 0}, "W4": {0.8, 1.5}},
-	"sqlite":   {"W1": {0.8, 0}},
+	"postgres": {"W1": {0.9, 1.3}, "W2": {0.9, 1.3}, "W3": {0.9, 0}, "W4": {0.9, 1.3}},
+	"sqlite":   {"W1": {0.9, 0}, "W2": {0.85, 0}, "W3": {1.0, 0}, "W4": {0.85, 0}},
 }
 
-// Limits on memory and start-up (issue 6).
+// Limits on memory, start-up and bulk loads (issues 6 and 15).
 const (
-	maxRSS     = 100 << 20
 	maxStartup = time.Second
 	// maxGrowth is the largest change of W1 and W2 throughput from the small to the large table.
-	maxGrowth = 0.20
+	maxGrowth = 0.15
+	// maxBulk is the longest credo load may take, as a multiple of the raw bulk insert's time.
+	maxBulk = 2.0
 )
+
+// memoryLimit is, per backend, the limit on credo's resident set: after the run on
+// PostgreSQL, at its peak on SQLite (whose page caches are part of the process).
+var memoryLimit = map[string]struct {
+	bytes int64
+	peak  bool
+}{"postgres": {60 << 20, false}, "sqlite": {150 << 20, true}}
 
 func ratio(a, b float64) float64 {
 	if b == 0 {
@@ -145,13 +153,26 @@ type summary struct {
 	CredoMem, RefMem load.Memory
 	Export           [2]exportResult // credo, ref
 	ExportRows       int
+	Bulk             bulkResult
 }
 
 func writeSummary(w io.Writer, s summary) {
 	fmt.Fprintf(w, "| measure | credo | ref | target | result |\n|---|---:|---:|---|---|\n")
 	fmt.Fprintf(w, "| start-up to first served request (ms) | %s | %s | < %v | %s |\n", ms(s.CredoStartup), ms(s.RefStartup), maxStartup, verdict(s.CredoStartup < maxStartup))
-	fmt.Fprintf(w, "| VmRSS after the run (MiB) | %s | %s | < 100 MiB | %s |\n", mib(s.CredoMem.RSS), mib(s.RefMem.RSS), verdict(s.CredoMem.RSS < maxRSS))
-	fmt.Fprintf(w, "| VmHWM, peak of the run (MiB) | %s | %s | — | — |\n", mib(s.CredoMem.Peak), mib(s.RefMem.Peak))
+	lim := memoryLimit[s.Backend]
+	rssTarget, peakTarget, rssResult, peakResult := fmt.Sprintf("< %d MiB", lim.bytes>>20), "—", verdict(s.CredoMem.RSS < lim.bytes), "—"
+	if lim.peak {
+		rssTarget, peakTarget, rssResult, peakResult = "—", rssTarget, "—", verdict(s.CredoMem.Peak < lim.bytes)
+	}
+	fmt.Fprintf(w, "| VmRSS after the run (MiB) | %s | %s | %s | %s |\n", mib(s.CredoMem.RSS), mib(s.RefMem.RSS), rssTarget, rssResult)
+	fmt.Fprintf(w, "| VmHWM, peak of the run (MiB) | %s | %s | %s | %s |\n", mib(s.CredoMem.Peak), mib(s.RefMem.Peak), peakTarget, peakResult)
+	if b := s.Bulk; b.Runs > 0 {
+		r := ratio(float64(b.Credo.Wall), float64(b.Ref.Wall))
+		fmt.Fprintf(w, "| L1 load of %d comments from CSV, whole process: median of %d (ms) | %s | %s | ≤ %.0f× the raw insert | %s (%.2f×) |\n",
+			bulkRows, b.Runs, ms(b.Credo.Wall), ms(b.Ref.Wall), maxBulk, verdict(r <= maxBulk), r)
+		fmt.Fprintf(w, "| L1 CPU time of the loading process, user + system (ms) | %s | %s | — | — |\n", ms(b.Credo.CPU), ms(b.Ref.CPU))
+		fmt.Fprintf(w, "| L1 peak RSS of the loading process (MiB) | %s | %s | — | — |\n", mib(b.Credo.PeakRSS), mib(b.Ref.PeakRSS))
+	}
 	c, r := s.Export[0], s.Export[1]
 	if c.Runs > 0 {
 		how := "export + download"

@@ -1,7 +1,9 @@
 // Command ref is the "no engine" baseline of the benchmarks: a minimal net/http server that
 // answers the benchmark's requests on credo's own tables with hand-written, prepared
 // statements (pgx pool on PostgreSQL, database/sql on SQLite) and the same response bodies,
-// but without descriptors, GORM, the router, authentication or authorization.
+// but without descriptors, GORM, the router, authentication or authorization. `credo-ref load`
+// is the raw bulk insert (COPY; batched prepared INSERTs on SQLite) that `credo load` is
+// measured against.
 package main
 
 import (
@@ -33,6 +35,10 @@ const (
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("ref: ")
+	if len(os.Args) > 1 && os.Args[1] == "load" {
+		mainLoad(os.Args[2:])
+		return
+	}
 	addr := flag.String("addr", "127.0.0.1:18081", "listen address")
 	database := flag.String("database", "", "postgres://… or sqlite:DIR, as credo serve --database")
 	partitions := flag.String("partitions", "bench", "comma-separated partitions")
@@ -69,6 +75,23 @@ func main() {
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
+}
+
+// mainLoad is `credo-ref load --database D --partition P FILE` (see load).
+func mainLoad(args []string) {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	database := fs.String("database", "", "postgres://… or sqlite:DIR, as credo load --database")
+	partition := fs.String("partition", "", "partition whose users_comments table receives the rows")
+	_ = fs.Parse(args)
+	if fs.NArg() != 1 || *database == "" || *partition == "" {
+		log.Fatal("usage: credo-ref load --database D --partition P FILE")
+	}
+	start := time.Now()
+	n, err := load(context.Background(), *database, *partition, fs.Arg(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("loaded %d rows in %v", n, time.Since(start).Round(time.Millisecond))
 }
 
 type server struct {
