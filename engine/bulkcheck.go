@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -78,10 +79,14 @@ func (s *Store) CheckAll(ctx context.Context, r *Resource, drafts []Draft, scope
 			}
 			first[k] = i
 		}
+		check := s.checkExistingSet
 		if len(set) == 1 {
-			if err := s.checkExisting(ctx, r, set[0], recs, ok, si > 0, bulk); err != nil {
-				return nil, err
+			check = func(ctx context.Context, r *Resource, set []*Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
+				return s.checkExisting(ctx, r, set[0], recs, ok, unique, bulk)
 			}
+		}
+		if err := check(ctx, r, set, recs, ok, si > 0, bulk); err != nil {
+			return nil, err
 		}
 	}
 	for _, f := range r.Fields {
@@ -142,6 +147,108 @@ func (s *Store) checkExisting(ctx context.Context, r *Resource, f *Field, recs [
 		}
 	}
 	return nil
+}
+
+// checkExistingSet reports the records whose values of set (a key or unique constraint of r
+// of several fields) the partition already holds, as checkExisting does for one field.
+func (s *Store) checkExistingSet(ctx context.Context, r *Resource, set []*Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
+	rowsOf := map[string][]int{}
+	var tuples [][]any
+	for i, rec := range recs {
+		if !ok[i] {
+			continue
+		}
+		k, skip := tuple(set, rec, unique)
+		if skip {
+			continue
+		}
+		if _, seen := rowsOf[k]; !seen {
+			vals := make([]any, len(set))
+			for j, f := range set {
+				vals[j] = storageValue(rec[f.Index])
+			}
+			tuples = append(tuples, vals)
+		}
+		rowsOf[k] = append(rowsOf[k], i)
+	}
+	have, err := s.existingTuples(ctx, r, set, tuples)
+	if err != nil {
+		return err
+	}
+	for k, rows := range rowsOf {
+		if !have[k] {
+			continue
+		}
+		for _, i := range rows {
+			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: set[0].Name,
+				Msg: fmt.Sprintf("another %s already has %s %s", r.Name, fieldNames(set), k)})
+		}
+	}
+	return nil
+}
+
+// existingTuples returns which of tuples (values of r's stored fields set) the partition
+// holds, rendered as tuple renders them. The condition is an OR of equalities on every field,
+// which both stores answer from the set's index (a row-value IN list is not SQLite's).
+func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, tuples [][]any) (map[string]bool, error) {
+	have := map[string]bool{}
+	cols := make([]string, len(set))
+	eq := make([]string, len(set))
+	for i, f := range set {
+		cols[i] = alias + "." + quote(f.Column)
+		eq[i] = cols[i] + " = ?"
+	}
+	one := "(" + strings.Join(eq, " AND ") + ")"
+	per := max(1, existingBatch/len(set))
+	for start := 0; start < len(tuples); start += per {
+		part := tuples[start:min(start+per, len(tuples))]
+		conds := make([]string, len(part))
+		args := make([]any, 0, len(part)*len(set))
+		for i, t := range part {
+			conds[i] = one
+			args = append(args, t...)
+		}
+		rows, err := s.from(ctx, r).Select(strings.Join(cols, ", ")).Where(strings.Join(conds, " OR "), args...).Rows()
+		if err != nil {
+			return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, fieldNames(set), translate(r, err))
+		}
+		vals := make([]sql.NullString, len(set))
+		dest := make([]any, len(set))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, fieldNames(set), err)
+			}
+			parts := make([]string, len(set))
+			for i, f := range set {
+				parts[i] = storedText(f, vals[i].String)
+			}
+			have[strings.Join(parts, ", ")] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, fieldNames(set), err)
+		}
+	}
+	return have, nil
+}
+
+// storedText renders a stored value read as text as text renders the record's value: a
+// boolean is stored as 1 or 0 on SQLite.
+func storedText(f *Field, s string) string {
+	if f.Type == TypeBool {
+		switch s {
+		case "1", "t":
+			return "true"
+		case "0", "f":
+			return "false"
+		}
+	}
+	return s
 }
 
 // checkReferences reports the records whose value of f names no record of f.References,

@@ -14,6 +14,7 @@ const (
 	widgetB  = "0190a6f0-0000-7000-8000-0000000000a2"
 	widgetC  = "0190a6f0-0000-7000-8000-0000000000a3"
 	orgOne   = "0190a6f0-0000-7000-8000-00000000000a"
+	orgTwo   = "0190a6f0-0000-7000-8000-00000000000b"
 	nowhere  = "0190a6f0-0000-7000-8000-0000000000ff"
 	partOne  = "0190a6f0-0000-7000-8000-0000000000b1"
 	fixtures = "../../testdata/descriptors/fixture"
@@ -49,7 +50,9 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 				{"WidgetIdentifier":"`+widgetC+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X1"},
 				{"OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X1"},
 				{"WidgetIdentifier":"`+widgetA+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"Z"},
-				{"WidgetIdentifier":"`+widgetC+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X2"}]`)
+				{"WidgetIdentifier":"`+widgetC+`","OrganizationIdentifier":"`+orgOne+`","WidgetCode":"X2"},
+				{"OrganizationIdentifier":"`+orgOne+`","WidgetCode":"B"},
+				{"OrganizationIdentifier":"`+orgTwo+`","WidgetCode":"B"}]`)
 			want := []string{
 				"row 0: WidgetSize",
 				"row 1: WidgetCode is required",
@@ -57,7 +60,10 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 				"row 4: OrganizationIdentifier, WidgetCode " + orgOne + ", X1 repeats row 3",
 				"row 5: another Widget already has WidgetIdentifier " + widgetA,
 				"row 6: WidgetIdentifier " + widgetC + " repeats row 3",
-				"6 problem(s); nothing was written",
+				// A unique constraint of two members, against the stored widgets; row 8's
+				// pair is new (another organization).
+				"row 7: another Widget already has OrganizationIdentifier, WidgetCode " + orgOne + ", B",
+				"7 problem(s); nothing was written",
 			}
 			if code != 1 {
 				t.Errorf("bad widgets: exit %d, want 1", code)
