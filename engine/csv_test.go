@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,3 +105,99 @@ func TestCSVWriterFlushes(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("write failed") }
+
+// TestCSVReaderKeepsValues reads back, byte for byte, rows that CSVWriter's quoting writes —
+// line breaks of every kind inside values included — and reads what encoding/csv reads where
+// that reader changes nothing (no CR inside a quoted value), rows ended by CRLF or LF alike.
+func TestCSVReaderKeepsValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	gen := func(alphabet string) [][]string {
+		rows := [][]string{{"Name", "Value", "Other"}, {testenv.CSVValue, "", "\r\n"}, {"\"", ",", ""}}
+		for range 500 {
+			row := make([]string, 3)
+			for i := range row {
+				var b strings.Builder
+				for range rng.IntN(8) {
+					b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+				}
+				row[i] = b.String()
+			}
+			rows = append(rows, row)
+		}
+		return rows
+	}
+	readAll := func(t *testing.T, data []byte) [][]string {
+		t.Helper()
+		cr := engine.NewCSVReader(bytes.NewReader(data))
+		var got [][]string
+		for {
+			row, err := cr.Read()
+			if errors.Is(err, io.EOF) {
+				return got
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row)
+		}
+	}
+	rows := gen("ab ,\"\r\n\té")
+	var out []byte
+	for _, r := range rows {
+		out = engine.AppendCSVRow(out, r)
+	}
+	if got := readAll(t, out); !slices.EqualFunc(got, rows, slices.Equal) {
+		t.Errorf("read back %d rows, not the %d written", len(got), len(rows))
+		for i := range min(len(got), len(rows)) {
+			if !slices.Equal(got[i], rows[i]) {
+				t.Fatalf("row %d: read %q, wrote %q", i, got[i], rows[i])
+			}
+		}
+	}
+
+	// Where encoding/csv changes nothing, both readers agree; rows here end with LF, and
+	// empty lines between them are skipped by both.
+	var lf []byte
+	for i, r := range gen("ab ,\"\n\té")[2:] { // from the rows without a CR
+		lf = append(bytes.TrimSuffix(engine.AppendCSVRow(lf, r), []byte("\r\n")), '\n')
+		if i%50 == 0 {
+			lf = append(lf, '\n')
+		}
+	}
+	std, err := csv.NewReader(bytes.NewReader(lf)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, lf); !slices.EqualFunc(got, std, slices.Equal) {
+		t.Errorf("CSVReader and encoding/csv read LF-ended rows differently (%d and %d rows)", len(got), len(std))
+		for i := range min(len(got), len(std)) {
+			if !slices.Equal(got[i], std[i]) {
+				t.Fatalf("row %d: %q and %q", i, got[i], std[i])
+			}
+		}
+	}
+	// The last row may lack its line end; a last empty cell after a comma is a cell.
+	if got := readAll(t, []byte("a,b\r\nc,")); !slices.EqualFunc(got, [][]string{{"a", "b"}, {"c", ""}}, slices.Equal) {
+		t.Errorf("unterminated last row: %q", got)
+	}
+}
+
+// TestCSVReaderRefusesMalformed checks each malformation is an ErrCSV naming its line.
+func TestCSVReaderRefusesMalformed(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a,b\r\nc,\"d\r\n", "line 2: a quoted value is not closed"},
+		{"a,b\r\nc,d\"e\r\n", "line 2: a quote inside an unquoted value"},
+		{"a,b\r\n\"c\"x,d\r\n", "line 2: 'x' after a closing quote"},
+		{"a,b\n\"multi\nline\",d\ne\n", "line 4: 1 cells, the first row has 2"},
+		{"a,b\r\nc,d,e\r\n", "line 2: 3 cells, the first row has 2"},
+	} {
+		cr := engine.NewCSVReader(strings.NewReader(c.in))
+		var err error
+		for err == nil {
+			_, err = cr.Read()
+		}
+		if !errors.Is(err, engine.ErrCSV) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want ErrCSV with %q", c.in, err, c.want)
+		}
+	}
+}

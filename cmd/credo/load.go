@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +18,9 @@ import (
 const loadDoc = `Load FILE into one record group or internal table of one partition, through the API's
 validation, all or nothing.
 
-FILE is a JSON array of records, or CSV with a header row of member names (an empty cell is an
-omitted member). Every problem of the file is reported in one pass, one per line with its
+FILE is a JSON array of records, or CSV (RFC 4180, rows ended by CRLF or LF) with a header row
+of member names; an empty cell is an omitted member, and every other value is kept byte for
+byte, line breaks inside quotes included. Every problem of the file is reported in one pass, one per line with its
 0-based row index: members that do not parse as their type, required members, rules, keys and
 unique constraints repeated within the file or already in the partition, and references that
 the descriptor declares. Any problem: nothing is written, exit status 1.
@@ -148,7 +148,7 @@ func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Draft, [
 		}
 		return drafts, problems, nil
 	}
-	cr := csv.NewReader(bytes.NewReader(data))
+	cr := engine.NewCSVReader(bytes.NewReader(data))
 	header, err := cr.Read()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read CSV header: %w", err)
@@ -164,7 +164,7 @@ func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Draft, [
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read CSV row %d: %w", row, err)
+			return nil, nil, fmt.Errorf("read CSV after row %d: %w", row-1, err)
 		}
 		d, err := r.DecodeRow(header, cells)
 		if err != nil {
