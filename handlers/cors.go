@@ -7,6 +7,7 @@ import (
 
 	"credo/handlers/idempotency"
 	"credo/handlers/observe"
+	"credo/handlers/request"
 )
 
 // corsMaxAge is how long a browser may cache a preflight answer, in seconds.
@@ -27,9 +28,10 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		AllowedOrigins: s.CORSOrigins,
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 			http.MethodPatch, http.MethodDelete},
-		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", observe.RequestIDHeader, idempotency.KeyHeader},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", observe.RequestIDHeader, idempotency.KeyHeader,
+			request.IfMatchHeader, request.IfNoneMatchHeader},
 		ExposedHeaders: []string{observe.RequestIDHeader, "X-Query-Pagination", "Location", "Content-Disposition",
-			"WWW-Authenticate", "Allow", "Retry-After", idempotency.ReplayedHeader},
+			"WWW-Authenticate", "Allow", "Retry-After", idempotency.ReplayedHeader, "ETag"},
 		MaxAge: corsMaxAge,
 	})
 	h := c.Handler(next)

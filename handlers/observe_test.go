@@ -246,19 +246,23 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// TestCORS: a preflight from an allowed origin gets the methods and headers, Authorization and
-// Idempotency-Key among them, and answers expose Idempotent-Replayed; a refused origin gets no CORS header at all, on preflights and on requests.
+// TestCORS: a preflight from an allowed origin gets the methods and headers, Authorization,
+// Idempotency-Key, If-Match and If-None-Match among them, and answers expose
+// Idempotent-Replayed and ETag; a refused origin gets no CORS header at all, on preflights and
+// on requests.
 func TestCORS(t *testing.T) {
 	o := newObserved(t, testenv.Backends(t)[0].URL)
 	preflight := func(origin string) response {
 		return o.send(t, http.MethodOptions, "/v2/{p}/security/users", "Origin", origin,
-			"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "authorization,content-type,idempotency-key")
+			"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "authorization,content-type,idempotency-key,if-match,if-none-match")
 	}
 	res := preflight(corsOrigin)
 	if res.status != http.StatusNoContent || res.header.Get("Access-Control-Allow-Origin") != corsOrigin ||
 		!strings.Contains(res.header.Get("Access-Control-Allow-Methods"), "GET") ||
 		!strings.Contains(strings.ToLower(res.header.Get("Access-Control-Allow-Headers")), "authorization") ||
 		!strings.Contains(strings.ToLower(res.header.Get("Access-Control-Allow-Headers")), "idempotency-key") ||
+		!strings.Contains(strings.ToLower(res.header.Get("Access-Control-Allow-Headers")), "if-match") ||
+		!strings.Contains(strings.ToLower(res.header.Get("Access-Control-Allow-Headers")), "if-none-match") ||
 		res.header.Get("Access-Control-Max-Age") == "" {
 		t.Errorf("allowed preflight: %d %v", res.status, res.header)
 	}
@@ -267,7 +271,8 @@ func TestCORS(t *testing.T) {
 	}
 	get := o.get(t, "/v2/{p}/platform/version", "Origin", corsOrigin)
 	if get.header.Get("Access-Control-Allow-Origin") != corsOrigin || !strings.Contains(get.header.Get("Access-Control-Expose-Headers"), "X-Request-Id") ||
-		!strings.Contains(get.header.Get("Access-Control-Expose-Headers"), "Idempotent-Replayed") {
+		!strings.Contains(get.header.Get("Access-Control-Expose-Headers"), "Idempotent-Replayed") ||
+		!strings.Contains(strings.ToLower(get.header.Get("Access-Control-Expose-Headers")), "etag") {
 		t.Errorf("allowed request: %v", get.header)
 	}
 	for _, res := range []response{preflight("https://evil.example"), o.get(t, "/v2/{p}/platform/version", "Origin", "https://evil.example")} {

@@ -37,6 +37,7 @@ func (s *Server) OpenAPI() obj {
 		d.route(m)
 	}
 	responses := problemResponses()
+	responses[notModifiedName] = notModified()
 	markRequestID(responses)
 	for _, item := range d.paths {
 		for _, v := range item.(obj) {
@@ -61,7 +62,7 @@ func (s *Server) OpenAPI() obj {
 			"parameters": sharedParams(),
 			"responses":  responses,
 			"headers": obj{"X-Query-Pagination": paginationHeader(), requestIDHeader: requestIDHeaderJSON(),
-				idempotency.ReplayedHeader: replayedHeader()},
+				idempotency.ReplayedHeader: replayedHeader(), etagHeaderName: etagHeader()},
 			"securitySchemes": obj{
 				"bearer": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 					"description": "An access token from security/tokens/generate. Version-1 routes also take a client secret here."},
@@ -331,6 +332,7 @@ var problemNames = map[int]string{
 	http.StatusNotFound:              "NotFound",
 	http.StatusNotAcceptable:         "NotAcceptable",
 	http.StatusConflict:              "IdempotencyKeyInFlight",
+	http.StatusPreconditionFailed:    "PreconditionFailed",
 	http.StatusUnprocessableEntity:   "IdempotencyKeyReused",
 	http.StatusRequestEntityTooLarge: "ContentTooLarge",
 	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
@@ -351,6 +353,8 @@ func problemResponses() obj {
 			"seconds to get its answer.",
 		http.StatusUnprocessableEntity: "The `Idempotency-Key` was first used with another request (method, path or body); " +
 			"a new request needs a new key.",
+		http.StatusPreconditionFailed: "The record changed since the ETag that `If-Match` names; it is left as it is. " +
+			"GET it again and retry with its current `ETag`.",
 		http.StatusRequestEntityTooLarge: "The body is larger than the operation takes (1 MiB; people import 32 MiB; security operations 64 KiB).",
 		http.StatusUnsupportedMediaType:  "`Content-Type` is not JSON.",
 		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",

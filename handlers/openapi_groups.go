@@ -62,17 +62,20 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 		http.StatusInternalServerError, http.StatusServiceUnavailable}
 	switch op {
 	case engine.OpGet:
-		params = append(params, ref2param("Includes"), ref2param("Excludes"))
-		resp["200"] = obj{"description": "The record.", "content": obj{"application/json": obj{"schema": ref(r.Name)}}}
+		params = append(params, ref2param("Includes"), ref2param("Excludes"), ref2param(ifNoneMatchParamName))
+		resp["200"] = withETag(obj{"description": "The record.", "content": obj{"application/json": obj{"schema": ref(r.Name)}}})
+		resp["304"] = obj{"$ref": "#/components/responses/" + notModifiedName}
 		errs = append(errs, http.StatusNotAcceptable)
 	case engine.OpExists:
-		resp["200"] = obj{"description": "The record exists. A GET would answer `true`; HEAD sends no body."}
+		params = append(params, ref2param(ifNoneMatchParamName))
+		resp["200"] = withETag(obj{"description": "The record exists. A GET would answer `true`; HEAD sends no body."})
+		resp["304"] = obj{"$ref": "#/components/responses/" + notModifiedName}
 		resp["404"] = obj{"description": "No such record, or no such partition. A GET would answer `false`; HEAD sends no body."}
 	case engine.OpCreate:
 		o["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref(r.Name + "Input")}}}
 		resp["201"] = obj{"description": "The stored record, with its defaults and generated key.",
 			"headers": obj{"Location": obj{"required": true, "description": "The path of the new record.",
-				"schema": obj{"type": "string", "format": "uri-reference"}}},
+				"schema": obj{"type": "string", "format": "uri-reference"}}, etagHeaderName: etagRef()},
 			"content": obj{"application/json": obj{"schema": ref(r.Name)}}}
 		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 		o["parameters"] = params
@@ -90,10 +93,13 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 			o["description"] = "Replaces the whole record: members left out become null, or their default or zero value. " + o["description"].(string)
 		}
 		o["requestBody"] = obj{"required": true, "content": content}
-		resp["200"] = obj{"description": "Stored; no content."}
-		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+		params = append(params, ref2param(ifMatchParamName))
+		resp["200"] = withETag(obj{"description": "Stored; no content. `ETag` is the stored record's."})
+		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusPreconditionFailed)
 	case engine.OpDelete:
+		params = append(params, ref2param(ifMatchParamName))
 		resp["200"] = obj{"description": "Deleted; no content."}
+		errs = append(errs, http.StatusPreconditionFailed)
 	case engine.OpCount:
 		params = append(params, filterParams(r)...)
 		resp["200"] = obj{"description": "The number of matching records.", "content": obj{"application/json": obj{"schema": ref("Count")}}}
@@ -185,6 +191,9 @@ func sharedParams() obj {
 		out[name] = pagingParam(name)
 	}
 	out[idempotencyParamName] = idempotencyParam()
+	for name, p := range conditionalParams() {
+		out[name] = p
+	}
 	for _, name := range originNames {
 		t := engine.TypeString
 		switch name {

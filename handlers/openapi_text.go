@@ -39,6 +39,12 @@ they exchange against it.
   key, method, path and body gets it again with ` + "`Idempotent-Replayed: true`" + ` without the work
   being done twice, on any server. The key with another request is a 422; a retry while the first
   request is still being answered is a 409 with ` + "`Retry-After`" + `.
+- **Conditional requests.** A record's get, exists (` + "`HEAD`" + `), create, ` + "`PUT`" + ` and ` + "`PATCH`" + `
+  answer its ` + "`ETag`" + ` (a strong validator of the whole record). ` + "`If-None-Match`" + ` on get and
+  exists answers 304 with no body while the record is unchanged; ` + "`If-Match`" + ` on ` + "`PUT`" + `,
+  ` + "`PATCH`" + ` and ` + "`DELETE`" + ` writes only the version read, and is a 412 when the record changed
+  since (re-read it and retry). Writes without ` + "`If-Match`" + ` stay unconditional. List and search
+  items carry no ETag; get the record for one.
 - **Unavailable database.** An operation that needs the partition's database answers 503 with
   ` + "`Retry-After`" + ` when the database cannot be reached, does not answer in time or refuses
   connections; retrying later may succeed.

@@ -83,6 +83,9 @@ func (h *resourceHandler) key(r *http.Request) ([]any, error) {
 	return h.res.ParseKey(segs)
 }
 
+// get answers the record with its ETag, or 304 with the ETag alone when If-None-Match names it.
+// The ETag is always the full record's (engine.Resource.ETag), whatever Includes or Excludes
+// leave out of the body, so that the one a projected get returns serves a later If-Match.
 func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if _, err := negotiate(r, false); err != nil {
 		return err
@@ -101,27 +104,52 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	rec, err := engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, fields, h.scope(r))
+	if err := request.CheckNoneMatch(r); err != nil {
+		return err
+	}
+	rec, err := engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, h.res.Output, h.scope(r))
 	if err != nil {
+		return err
+	}
+	if done, err := h.notModified(w, r, rec); done || err != nil {
 		return err
 	}
 	return writeRecord(w, http.StatusOK, rec, fields)
 }
 
-// exists answers HEAD with 200 or 404, the JSON type and the length of `true` or `false`.
+// notModified sets the ETag of rec and, when the request's If-None-Match names it (or is
+// "*"), answers 304 with no body and reports true (RFC 9110 §13.1.2).
+func (h *resourceHandler) notModified(w http.ResponseWriter, r *http.Request, rec engine.Record) (bool, error) {
+	tag := h.res.ETag(rec)
+	w.Header().Set("ETag", tag)
+	match, err := request.NoneMatch(r, tag)
+	if err != nil || !match {
+		return false, err
+	}
+	w.WriteHeader(http.StatusNotModified)
+	return true, nil
+}
+
+// exists answers HEAD with 200 or 404, the JSON type and the length of `true` or `false`; a
+// record found carries its ETag, and a 304 when If-None-Match names it, as get does. It reads
+// the record (not only its key) to compute the ETag.
 func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
-	found := false
+	var rec engine.Record
 	key, err := h.key(r)
 	if err == nil {
-		found, err = engine.StoreFrom(r.Context()).Exists(r.Context(), h.res, key, h.scope(r))
-		if err != nil {
+		if err = request.CheckNoneMatch(r); err != nil {
 			return err
 		}
-	} else if !engine.IsNotFound(err) {
+		rec, err = engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, h.res.Output, h.scope(r))
+	}
+	if err != nil && !engine.IsNotFound(err) {
 		return err
 	}
 	body, status := "false", http.StatusNotFound
-	if found {
+	if rec != nil {
+		if done, err := h.notModified(w, r, rec); done || err != nil {
+			return err
+		}
 		body, status = "true", http.StatusOK
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -148,6 +176,7 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 		loc += "/" + url.PathEscape(fmt.Sprint(rec[k.Index]))
 	}
 	w.Header().Set("Location", loc)
+	w.Header().Set("ETag", h.res.ETag(rec))
 	return writeRecord(w, http.StatusCreated, rec, h.res.Output)
 }
 
@@ -160,10 +189,15 @@ func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
 	return h.write(w, r, (*engine.Store).Patch)
 }
 
-// write reads the key and body of a PUT or PATCH and answers 200 with no content.
+// write reads the key and body of a PUT or PATCH and answers 200 with no content and the
+// written record's ETag, which the engine reads in the write's transaction.
 func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	verb func(*engine.Store, context.Context, *engine.Resource, []any, engine.Draft, engine.Scope) error) error {
 	key, err := h.key(r)
+	if err != nil {
+		return err
+	}
+	cond, err := h.condition(r)
 	if err != nil {
 		return err
 	}
@@ -171,7 +205,7 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	st, ctx := engine.StoreFrom(r.Context()), h.writing(r)
+	st, ctx := engine.StoreFrom(r.Context()), engine.WithCondition(h.writing(r), h.res, cond)
 	d, err := h.res.DecodeDraft(body)
 	if err != nil {
 		return st.MissingFirst(ctx, h.res, key, h.scope(r), err)
@@ -179,8 +213,19 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	if err := verb(st, ctx, h.res, key, d, h.scope(r)); err != nil {
 		return err
 	}
+	w.Header().Set("ETag", cond.ETag)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// condition is the write's If-Match (none: unconditional) for the engine, which checks it on
+// the locked row: a stale one is engine.ErrPrecondition, a 412 (handlers/problem).
+func (h *resourceHandler) condition(r *http.Request) (*engine.Condition, error) {
+	tags, err := request.IfMatch(r)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Condition{IfMatch: tags}, nil
 }
 
 func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {
@@ -188,7 +233,12 @@ func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := engine.StoreFrom(r.Context()).Delete(h.writing(r), h.res, key, h.scope(r)); err != nil {
+	cond, err := h.condition(r)
+	if err != nil {
+		return err
+	}
+	ctx := engine.WithCondition(h.writing(r), h.res, cond)
+	if err := engine.StoreFrom(r.Context()).Delete(ctx, h.res, key, h.scope(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

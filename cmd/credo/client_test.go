@@ -153,11 +153,27 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 		res := rt.call(t, "Get"+r.Name+"WithResponse", args...)
 		return &res, rt.record(t, res)
 	}
+	// ifMatch returns the write parameters of method with If-Match set to the record's ETag
+	// as a get answers it (none where the group offers no get): the conditional write a client
+	// makes to change only the version it read.
+	ifMatch := func(method string, args int) (any, string) {
+		params := reflect.New(rt.method(t, method).Type().In(args).Elem())
+		if !r.Offers(engine.OpGet) {
+			return params.Interface(), ""
+		}
+		res, _ := get()
+		tag := etagOf(*res)
+		params.Elem().FieldByName("IfMatch").Set(reflect.ValueOf(&tag))
+		return params.Interface(), tag
+	}
 	if r.Offers(engine.OpGet) {
 		res, got := get()
 		rt.expect(t, "get", *res, http.StatusOK, "JSON200")
 		if mustMarshal(got) != mustMarshal(created) {
 			t.Errorf("get: %v, want %v", got, created)
+		}
+		if etagOf(*res) == "" {
+			t.Error("get answered no ETag")
 		}
 	}
 	if r.Offers(engine.OpList) {
@@ -195,9 +211,13 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 			name := "Patch" + r.Name + "WithApplicationMergePatchPlusJSONBodyWithResponse"
 			m := rt.method(t, name)
 			args := append([]any{ctx, rt.partition}, keys...)
-			patch := typed(t, m.Type().In(len(args)), map[string]any{member.Name: value})
-			res := rt.call(t, name, append(args, patch)...)
+			params, read := ifMatch(name, len(args))
+			patch := typed(t, m.Type().In(len(args)+1), map[string]any{member.Name: value})
+			res := rt.call(t, name, append(args, params, patch)...)
 			rt.expect(t, "patch", res, http.StatusOK, "")
+			if tag := etagOf(res); tag == "" || tag == read {
+				t.Errorf("patch with If-Match %s answered the ETag %q", read, tag)
+			}
 			if want := mustMarshal(map[string]any{member.Name: value}); string(rt.sent.lastBody()) != want {
 				t.Errorf("patch sent %s, want only %s", rt.sent.lastBody(), want)
 			}
@@ -213,7 +233,9 @@ func (rt *roundTrip) group(t *testing.T, r *engine.Resource) {
 		}
 	}
 	if r.Offers(engine.OpDelete) {
-		res := rt.call(t, "Delete"+r.Name+"WithResponse", append([]any{ctx, rt.partition}, keys...)...)
+		args := append([]any{ctx, rt.partition}, keys...)
+		params, _ := ifMatch("Delete"+r.Name+"WithResponse", len(args))
+		res := rt.call(t, "Delete"+r.Name+"WithResponse", append(args, params)...)
 		rt.expect(t, "delete", res, http.StatusOK, "")
 		if res, _ := get(); statusOf(*res) != http.StatusNotFound {
 			t.Errorf("get after delete: %d, want 404", statusOf(*res))
@@ -283,6 +305,11 @@ func (rt *roundTrip) record(t *testing.T, res reflect.Value) map[string]any {
 	var m map[string]any
 	_ = json.Unmarshal(res.Elem().FieldByName("Body").Bytes(), &m)
 	return m
+}
+
+// etagOf is the ETag header of a response.
+func etagOf(res reflect.Value) string {
+	return res.Elem().FieldByName("HTTPResponse").Interface().(*http.Response).Header.Get("ETag")
 }
 
 func statusOf(res reflect.Value) int {

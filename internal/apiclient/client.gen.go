@@ -1414,6 +1414,12 @@ type Format string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// IfMatch defines model for IfMatch.
+type IfMatch = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // Includes defines model for Includes.
 type Includes = string
 
@@ -1473,6 +1479,9 @@ type NotAcceptable = Problem
 
 // NotFound An RFC 9457 problem document with PascalCase members.
 type NotFound = Problem
+
+// PreconditionFailed An RFC 9457 problem document with PascalCase members.
+type PreconditionFailed = Problem
 
 // ServiceUnavailable An RFC 9457 problem document with PascalCase members.
 type ServiceUnavailable = Problem
@@ -2000,6 +2009,15 @@ type GetMembershipDeletionParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsMembershipDeletionParams defines parameters for ExistsMembershipDeletion.
+type ExistsMembershipDeletionParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListMembershipReasonParams defines parameters for ListMembershipReason.
@@ -2231,6 +2249,15 @@ type GetMembershipReasonParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsMembershipReasonParams defines parameters for ExistsMembershipReason.
+type ExistsMembershipReasonParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CountMembershipParams defines parameters for CountMembership.
@@ -2351,6 +2378,15 @@ type GetMembershipParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsMembershipParams defines parameters for ExistsMembership.
+type ExistsMembershipParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListPersonParams defines parameters for ListPerson.
@@ -2831,6 +2867,21 @@ type GetPersonAddressParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPersonAddressParams defines parameters for ExistsPersonAddress.
+type ExistsPersonAddressParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// DeletePersonFieldParams defines parameters for DeletePersonField.
+type DeletePersonFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // GetPersonFieldParams defines parameters for GetPersonField.
@@ -2840,6 +2891,27 @@ type GetPersonFieldParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPersonFieldParams defines parameters for ExistsPersonField.
+type ExistsPersonFieldParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchPersonFieldParams defines parameters for PatchPersonField.
+type PatchPersonFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplacePersonFieldParams defines parameters for ReplacePersonField.
+type ReplacePersonFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // CountPersonParams defines parameters for CountPerson.
@@ -3398,6 +3470,15 @@ type GetPersonParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPersonParams defines parameters for ExistsPerson.
+type ExistsPersonParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListPlatformActionParams defines parameters for ListPlatformAction.
@@ -3637,6 +3718,12 @@ type SearchPlatformActionParams struct {
 // SearchPlatformActionParamsFormat defines parameters for SearchPlatformAction.
 type SearchPlatformActionParamsFormat string
 
+// DeletePlatformActionParams defines parameters for DeletePlatformAction.
+type DeletePlatformActionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // GetPlatformActionParams defines parameters for GetPlatformAction.
 type GetPlatformActionParams struct {
 	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
@@ -3644,6 +3731,27 @@ type GetPlatformActionParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPlatformActionParams defines parameters for ExistsPlatformAction.
+type ExistsPlatformActionParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchPlatformActionParams defines parameters for PatchPlatformAction.
+type PatchPlatformActionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplacePlatformActionParams defines parameters for ReplacePlatformAction.
+type ReplacePlatformActionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // FormatTimeParams defines parameters for FormatTime.
@@ -3811,6 +3919,12 @@ type SearchPartitionFieldParams struct {
 // SearchPartitionFieldParamsFormat defines parameters for SearchPartitionField.
 type SearchPartitionFieldParamsFormat string
 
+// DeletePartitionFieldParams defines parameters for DeletePartitionField.
+type DeletePartitionFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // GetPartitionFieldParams defines parameters for GetPartitionField.
 type GetPartitionFieldParams struct {
 	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
@@ -3818,6 +3932,27 @@ type GetPartitionFieldParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPartitionFieldParams defines parameters for ExistsPartitionField.
+type ExistsPartitionFieldParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchPartitionFieldParams defines parameters for PatchPartitionField.
+type PatchPartitionFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplacePartitionFieldParams defines parameters for ReplacePartitionField.
+type ReplacePartitionFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // GetRouteSettingsParams defines parameters for GetRouteSettings.
@@ -4082,6 +4217,15 @@ type GetAchievementParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsAchievementParams defines parameters for ExistsAchievement.
+type ExistsAchievementParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListGradebookParams defines parameters for ListGradebook.
@@ -4490,6 +4634,15 @@ type GetGradebookParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsGradebookParams defines parameters for ExistsGradebook.
+type ExistsGradebookParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // DecodeCookieJSONBody defines parameters for DecodeCookie.
@@ -4803,6 +4956,12 @@ type SearchPermissionParams struct {
 // SearchPermissionParamsFormat defines parameters for SearchPermission.
 type SearchPermissionParamsFormat string
 
+// DeletePermissionParams defines parameters for DeletePermission.
+type DeletePermissionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // GetPermissionParams defines parameters for GetPermission.
 type GetPermissionParams struct {
 	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
@@ -4810,6 +4969,27 @@ type GetPermissionParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsPermissionParams defines parameters for ExistsPermission.
+type ExistsPermissionParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchPermissionParams defines parameters for PatchPermission.
+type PatchPermissionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplacePermissionParams defines parameters for ReplacePermission.
+type ReplacePermissionParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // GetSecuritySettingsEndpoints200JSONResponseBodyAccess defines parameters for GetSecuritySettingsEndpoints.
@@ -5157,6 +5337,12 @@ type SearchUserCommentParams struct {
 // SearchUserCommentParamsFormat defines parameters for SearchUserComment.
 type SearchUserCommentParamsFormat string
 
+// DeleteUserCommentParams defines parameters for DeleteUserComment.
+type DeleteUserCommentParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // GetUserCommentParams defines parameters for GetUserComment.
 type GetUserCommentParams struct {
 	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
@@ -5164,6 +5350,27 @@ type GetUserCommentParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsUserCommentParams defines parameters for ExistsUserComment.
+type ExistsUserCommentParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchUserCommentParams defines parameters for PatchUserComment.
+type PatchUserCommentParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplaceUserCommentParams defines parameters for ReplaceUserComment.
+type ReplaceUserCommentParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListUserConnectionParams defines parameters for ListUserConnection.
@@ -5332,6 +5539,15 @@ type GetUserConnectionParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsUserConnectionParams defines parameters for ExistsUserConnection.
+type ExistsUserConnectionParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListUserFieldParams defines parameters for ListUserField.
@@ -5508,6 +5724,12 @@ type SearchUserFieldParams struct {
 // SearchUserFieldParamsFormat defines parameters for SearchUserField.
 type SearchUserFieldParamsFormat string
 
+// DeleteUserFieldParams defines parameters for DeleteUserField.
+type DeleteUserFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // GetUserFieldParams defines parameters for GetUserField.
 type GetUserFieldParams struct {
 	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
@@ -5515,6 +5737,27 @@ type GetUserFieldParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsUserFieldParams defines parameters for ExistsUserField.
+type ExistsUserFieldParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchUserFieldParams defines parameters for PatchUserField.
+type PatchUserFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ReplaceUserFieldParams defines parameters for ReplaceUserField.
+type ReplaceUserFieldParams struct {
+	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // CountUserParams defines parameters for CountUser.
@@ -5767,6 +6010,15 @@ type GetUserParams struct {
 
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
+
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ExistsUserParams defines parameters for ExistsUser.
+type ExistsUserParams struct {
+	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // V1AddEventJSONRequestBody defines body for V1AddEvent for application/json ContentType.
@@ -6361,7 +6613,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/memberships-deletions`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships-deletions/{DeletionIdentifier} (the `ExistsMembershipDeletion` operationId).
-	ExistsMembershipDeletion(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsMembershipDeletion(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, params *ExistsMembershipDeletionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMembershipReason List MembershipReason records matching the filters, one page at a time.
 	//
@@ -6396,7 +6648,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/memberships-reasons`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships-reasons/{ReasonIdentifier} (the `ExistsMembershipReason` operationId).
-	ExistsMembershipReason(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsMembershipReason(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, params *ExistsMembershipReasonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountMembership Count Membership records matching the filters.
 	//
@@ -6424,7 +6676,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/memberships`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships/{MembershipIdentifier} (the `ExistsMembership` operationId).
-	ExistsMembership(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsMembership(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, params *ExistsMembershipParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPerson List Person records matching the filters, one page at a time.
 	//
@@ -6466,14 +6718,14 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/people-addresses`.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
-	ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeletePersonField Delete a PersonField.
 	//
 	// Needs the permission Delete on `directory/people-fields`.
 	//
 	// Corresponds with DELETE /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `DeletePersonField` operationId).
-	DeletePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeletePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *DeletePersonFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPersonField Get a PersonField by its key.
 	//
@@ -6487,7 +6739,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/people-fields`.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ExistsPersonField` operationId).
-	ExistsPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ExistsPersonFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPersonFieldWithBody Change members of a PersonField with a JSON merge patch.
 	//
@@ -6496,7 +6748,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPersonField Change members of a PersonField with a JSON merge patch.
 	//
@@ -6505,7 +6757,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPersonFieldWithApplicationMergePatchPlusJSONBody Change members of a PersonField with a JSON merge patch.
 	//
@@ -6514,7 +6766,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePersonFieldWithBody Replace a PersonField.
 	//
@@ -6523,7 +6775,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-	ReplacePersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePersonField Replace a PersonField.
 	//
@@ -6532,7 +6784,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-	ReplacePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountPerson Count Person records matching the filters.
 	//
@@ -6560,7 +6812,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `directory/people`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people/{PersonIdentifier} (the `ExistsPerson` operationId).
-	ExistsPerson(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPerson(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, params *ExistsPersonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReferencePage The API reference page: this document rendered by Redoc, which is bundled into credo (no network needed).
 	//
@@ -6621,7 +6873,7 @@ type ClientInterface interface {
 	// Needs the permission Delete on `platform/actions`.
 	//
 	// Corresponds with DELETE /v2/{partition}/platform/actions/{ActionIdentifier} (the `DeletePlatformAction` operationId).
-	DeletePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeletePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *DeletePlatformActionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPlatformAction Get a PlatformAction by its key.
 	//
@@ -6635,7 +6887,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `platform/actions`.
 	//
 	// Corresponds with HEAD /v2/{partition}/platform/actions/{ActionIdentifier} (the `ExistsPlatformAction` operationId).
-	ExistsPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ExistsPlatformActionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPlatformActionWithBody Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -6644,7 +6896,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPlatformAction Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -6653,7 +6905,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPlatformActionWithApplicationMergePatchPlusJSONBody Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -6662,7 +6914,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePlatformActionWithBody Replace a PlatformAction.
 	//
@@ -6671,7 +6923,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-	ReplacePlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePlatformAction Replace a PlatformAction.
 	//
@@ -6680,7 +6932,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-	ReplacePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// FormatTime Reformat the date/time in query parameter value in the platform's display formats.
 	//
@@ -6736,7 +6988,7 @@ type ClientInterface interface {
 	// Needs the permission Delete on `platform/partitions-fields`.
 	//
 	// Corresponds with DELETE /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `DeletePartitionField` operationId).
-	DeletePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeletePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeletePartitionFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPartitionField Get a PartitionField by its key.
 	//
@@ -6750,7 +7002,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `platform/partitions-fields`.
 	//
 	// Corresponds with HEAD /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ExistsPartitionField` operationId).
-	ExistsPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsPartitionFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPartitionFieldWithBody Change members of a PartitionField with a JSON merge patch.
 	//
@@ -6759,7 +7011,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPartitionField Change members of a PartitionField with a JSON merge patch.
 	//
@@ -6768,7 +7020,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPartitionFieldWithApplicationMergePatchPlusJSONBody Change members of a PartitionField with a JSON merge patch.
 	//
@@ -6777,7 +7029,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePartitionFieldWithBody Replace a PartitionField.
 	//
@@ -6786,7 +7038,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-	ReplacePartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePartitionField Replace a PartitionField.
 	//
@@ -6795,7 +7047,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-	ReplacePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRouteSettings Describe the page of the platform action whose ActionUrl is query parameter url: title, breadcrumbs and help.
 	//
@@ -6842,7 +7094,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `progress/achievements`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/progress/achievements/{AchievementIdentifier} (the `ExistsAchievement` operationId).
-	ExistsAchievement(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsAchievement(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, params *ExistsAchievementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListGradebook List Gradebook records matching the filters, one page at a time.
 	//
@@ -6895,7 +7147,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `progress/gradebooks`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/progress/gradebooks/{GradebookIdentifier} (the `ExistsGradebook` operationId).
-	ExistsGradebook(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsGradebook(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, params *ExistsGradebookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DecodeCookieWithBody Read a session cookie token sent in the body or as the session cookie.
 	//
@@ -6974,7 +7226,7 @@ type ClientInterface interface {
 	// Needs the permission Delete on `security/permissions`.
 	//
 	// Corresponds with DELETE /v2/{partition}/security/permissions/{PermissionIdentifier} (the `DeletePermission` operationId).
-	DeletePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeletePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *DeletePermissionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPermission Get a Permission by its key.
 	//
@@ -6988,7 +7240,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `security/permissions`.
 	//
 	// Corresponds with HEAD /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ExistsPermission` operationId).
-	ExistsPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ExistsPermissionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPermissionWithBody Change members of a Permission with a JSON merge patch.
 	//
@@ -6997,7 +7249,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPermission Change members of a Permission with a JSON merge patch.
 	//
@@ -7006,7 +7258,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchPermissionWithApplicationMergePatchPlusJSONBody Change members of a Permission with a JSON merge patch.
 	//
@@ -7015,7 +7267,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePermissionWithBody Replace a Permission.
 	//
@@ -7024,7 +7276,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-	ReplacePermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplacePermission Replace a Permission.
 	//
@@ -7033,7 +7285,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-	ReplacePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplacePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSecuritySettingsEndpoints List every v2 operation with its method, path, summary and the permission it needs.
 	//
@@ -7156,7 +7408,7 @@ type ClientInterface interface {
 	// Needs the permission Delete on `security/users-comments`.
 	//
 	// Corresponds with DELETE /v2/{partition}/security/users-comments/{CommentIdentifier} (the `DeleteUserComment` operationId).
-	DeleteUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *DeleteUserCommentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUserComment Get a UserComment by its key.
 	//
@@ -7170,7 +7422,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `security/users-comments`.
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ExistsUserComment` operationId).
-	ExistsUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ExistsUserCommentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserCommentWithBody Change members of a UserComment with a JSON merge patch.
 	//
@@ -7179,7 +7431,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserComment Change members of a UserComment with a JSON merge patch.
 	//
@@ -7188,7 +7440,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserCommentWithApplicationMergePatchPlusJSONBody Change members of a UserComment with a JSON merge patch.
 	//
@@ -7197,7 +7449,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceUserCommentWithBody Replace a UserComment.
 	//
@@ -7206,7 +7458,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-	ReplaceUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplaceUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceUserComment Replace a UserComment.
 	//
@@ -7215,7 +7467,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-	ReplaceUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplaceUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUserConnection List UserConnection records matching the filters, one page at a time.
 	//
@@ -7250,7 +7502,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `security/users-connections`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier} (the `ExistsUserConnection` operationId).
-	ExistsUserConnection(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsUserConnection(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, params *ExistsUserConnectionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUserField List UserField records matching the filters, one page at a time.
 	//
@@ -7296,7 +7548,7 @@ type ClientInterface interface {
 	// Needs the permission Delete on `security/users-fields`.
 	//
 	// Corresponds with DELETE /v2/{partition}/security/users-fields/{SettingIdentifier} (the `DeleteUserField` operationId).
-	DeleteUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeleteUserFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUserField Get a UserField by its key.
 	//
@@ -7310,7 +7562,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `security/users-fields`.
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ExistsUserField` operationId).
-	ExistsUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsUserFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserFieldWithBody Change members of a UserField with a JSON merge patch.
 	//
@@ -7319,7 +7571,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserField Change members of a UserField with a JSON merge patch.
 	//
@@ -7328,7 +7580,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchUserFieldWithApplicationMergePatchPlusJSONBody Change members of a UserField with a JSON merge patch.
 	//
@@ -7337,7 +7589,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceUserFieldWithBody Replace a UserField.
 	//
@@ -7346,7 +7598,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-	ReplaceUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplaceUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceUserField Replace a UserField.
 	//
@@ -7355,7 +7607,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-	ReplaceUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplaceUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountUser Count User records matching the filters.
 	//
@@ -7383,7 +7635,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `security/users`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users/{UserIdentifier} (the `ExistsUser` operationId).
-	ExistsUser(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExistsUser(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, params *ExistsUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // V1ListClasses List the classes (events of type Class, not cancelled) of an organization.
@@ -8086,8 +8338,8 @@ func (c *Client) GetMembershipDeletion(ctx context.Context, partition Partition,
 // Needs the permission Read on `directory/memberships-deletions`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships-deletions/{DeletionIdentifier} (the `ExistsMembershipDeletion` operationId).
-func (c *Client) ExistsMembershipDeletion(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsMembershipDeletionRequest(c.Server, partition, deletionIdentifier)
+func (c *Client) ExistsMembershipDeletion(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, params *ExistsMembershipDeletionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsMembershipDeletionRequest(c.Server, partition, deletionIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8171,8 +8423,8 @@ func (c *Client) GetMembershipReason(ctx context.Context, partition Partition, r
 // Needs the permission Read on `directory/memberships-reasons`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships-reasons/{ReasonIdentifier} (the `ExistsMembershipReason` operationId).
-func (c *Client) ExistsMembershipReason(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsMembershipReasonRequest(c.Server, partition, reasonIdentifier)
+func (c *Client) ExistsMembershipReason(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, params *ExistsMembershipReasonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsMembershipReasonRequest(c.Server, partition, reasonIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8239,8 +8491,8 @@ func (c *Client) GetMembership(ctx context.Context, partition Partition, members
 // Needs the permission Read on `directory/memberships`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships/{MembershipIdentifier} (the `ExistsMembership` operationId).
-func (c *Client) ExistsMembership(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsMembershipRequest(c.Server, partition, membershipIdentifier)
+func (c *Client) ExistsMembership(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, params *ExistsMembershipParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsMembershipRequest(c.Server, partition, membershipIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8341,8 +8593,8 @@ func (c *Client) GetPersonAddress(ctx context.Context, partition Partition, addr
 // Needs the permission Read on `directory/people-addresses`.
 //
 // Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
-func (c *Client) ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPersonAddressRequest(c.Server, partition, addressIdentifier)
+func (c *Client) ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPersonAddressRequest(c.Server, partition, addressIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8358,8 +8610,8 @@ func (c *Client) ExistsPersonAddress(ctx context.Context, partition Partition, a
 // Needs the permission Delete on `directory/people-fields`.
 //
 // Corresponds with DELETE /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `DeletePersonField` operationId).
-func (c *Client) DeletePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeletePersonFieldRequest(c.Server, partition, fieldIdentifier)
+func (c *Client) DeletePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *DeletePersonFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePersonFieldRequest(c.Server, partition, fieldIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8392,8 +8644,8 @@ func (c *Client) GetPersonField(ctx context.Context, partition Partition, fieldI
 // Needs the permission Read on `directory/people-fields`.
 //
 // Corresponds with HEAD /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ExistsPersonField` operationId).
-func (c *Client) ExistsPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPersonFieldRequest(c.Server, partition, fieldIdentifier)
+func (c *Client) ExistsPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ExistsPersonFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPersonFieldRequest(c.Server, partition, fieldIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8411,8 +8663,8 @@ func (c *Client) ExistsPersonField(ctx context.Context, partition Partition, fie
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *Client) PatchPersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPersonFieldRequestWithBody(c.Server, partition, fieldIdentifier, contentType, body)
+func (c *Client) PatchPersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPersonFieldRequestWithBody(c.Server, partition, fieldIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8430,8 +8682,8 @@ func (c *Client) PatchPersonFieldWithBody(ctx context.Context, partition Partiti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *Client) PatchPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPersonFieldRequest(c.Server, partition, fieldIdentifier, body)
+func (c *Client) PatchPersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPersonFieldRequest(c.Server, partition, fieldIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8449,8 +8701,8 @@ func (c *Client) PatchPersonField(ctx context.Context, partition Partition, fiel
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *Client) PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPersonFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, fieldIdentifier, body)
+func (c *Client) PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPersonFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, fieldIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8468,8 +8720,8 @@ func (c *Client) PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx conte
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-func (c *Client) ReplacePersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePersonFieldRequestWithBody(c.Server, partition, fieldIdentifier, contentType, body)
+func (c *Client) ReplacePersonFieldWithBody(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePersonFieldRequestWithBody(c.Server, partition, fieldIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8487,8 +8739,8 @@ func (c *Client) ReplacePersonFieldWithBody(ctx context.Context, partition Parti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-func (c *Client) ReplacePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePersonFieldRequest(c.Server, partition, fieldIdentifier, body)
+func (c *Client) ReplacePersonField(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePersonFieldRequest(c.Server, partition, fieldIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8555,8 +8807,8 @@ func (c *Client) GetPerson(ctx context.Context, partition Partition, personIdent
 // Needs the permission Read on `directory/people`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/directory/people/{PersonIdentifier} (the `ExistsPerson` operationId).
-func (c *Client) ExistsPerson(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPersonRequest(c.Server, partition, personIdentifier)
+func (c *Client) ExistsPerson(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, params *ExistsPersonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPersonRequest(c.Server, partition, personIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8706,8 +8958,8 @@ func (c *Client) SearchPlatformAction(ctx context.Context, partition Partition, 
 // Needs the permission Delete on `platform/actions`.
 //
 // Corresponds with DELETE /v2/{partition}/platform/actions/{ActionIdentifier} (the `DeletePlatformAction` operationId).
-func (c *Client) DeletePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeletePlatformActionRequest(c.Server, partition, actionIdentifier)
+func (c *Client) DeletePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *DeletePlatformActionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePlatformActionRequest(c.Server, partition, actionIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8740,8 +8992,8 @@ func (c *Client) GetPlatformAction(ctx context.Context, partition Partition, act
 // Needs the permission Read on `platform/actions`.
 //
 // Corresponds with HEAD /v2/{partition}/platform/actions/{ActionIdentifier} (the `ExistsPlatformAction` operationId).
-func (c *Client) ExistsPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPlatformActionRequest(c.Server, partition, actionIdentifier)
+func (c *Client) ExistsPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ExistsPlatformActionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPlatformActionRequest(c.Server, partition, actionIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8759,8 +9011,8 @@ func (c *Client) ExistsPlatformAction(ctx context.Context, partition Partition, 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *Client) PatchPlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPlatformActionRequestWithBody(c.Server, partition, actionIdentifier, contentType, body)
+func (c *Client) PatchPlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPlatformActionRequestWithBody(c.Server, partition, actionIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8778,8 +9030,8 @@ func (c *Client) PatchPlatformActionWithBody(ctx context.Context, partition Part
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *Client) PatchPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPlatformActionRequest(c.Server, partition, actionIdentifier, body)
+func (c *Client) PatchPlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPlatformActionRequest(c.Server, partition, actionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8797,8 +9049,8 @@ func (c *Client) PatchPlatformAction(ctx context.Context, partition Partition, a
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *Client) PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPlatformActionRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, actionIdentifier, body)
+func (c *Client) PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPlatformActionRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, actionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8816,8 +9068,8 @@ func (c *Client) PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx co
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-func (c *Client) ReplacePlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePlatformActionRequestWithBody(c.Server, partition, actionIdentifier, contentType, body)
+func (c *Client) ReplacePlatformActionWithBody(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePlatformActionRequestWithBody(c.Server, partition, actionIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8835,8 +9087,8 @@ func (c *Client) ReplacePlatformActionWithBody(ctx context.Context, partition Pa
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-func (c *Client) ReplacePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePlatformActionRequest(c.Server, partition, actionIdentifier, body)
+func (c *Client) ReplacePlatformAction(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePlatformActionRequest(c.Server, partition, actionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8971,8 +9223,8 @@ func (c *Client) SearchPartitionField(ctx context.Context, partition Partition, 
 // Needs the permission Delete on `platform/partitions-fields`.
 //
 // Corresponds with DELETE /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `DeletePartitionField` operationId).
-func (c *Client) DeletePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeletePartitionFieldRequest(c.Server, partition, settingIdentifier)
+func (c *Client) DeletePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeletePartitionFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePartitionFieldRequest(c.Server, partition, settingIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9005,8 +9257,8 @@ func (c *Client) GetPartitionField(ctx context.Context, partition Partition, set
 // Needs the permission Read on `platform/partitions-fields`.
 //
 // Corresponds with HEAD /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ExistsPartitionField` operationId).
-func (c *Client) ExistsPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPartitionFieldRequest(c.Server, partition, settingIdentifier)
+func (c *Client) ExistsPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsPartitionFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPartitionFieldRequest(c.Server, partition, settingIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9024,8 +9276,8 @@ func (c *Client) ExistsPartitionField(ctx context.Context, partition Partition, 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *Client) PatchPartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPartitionFieldRequestWithBody(c.Server, partition, settingIdentifier, contentType, body)
+func (c *Client) PatchPartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPartitionFieldRequestWithBody(c.Server, partition, settingIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9043,8 +9295,8 @@ func (c *Client) PatchPartitionFieldWithBody(ctx context.Context, partition Part
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *Client) PatchPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPartitionFieldRequest(c.Server, partition, settingIdentifier, body)
+func (c *Client) PatchPartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPartitionFieldRequest(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9062,8 +9314,8 @@ func (c *Client) PatchPartitionField(ctx context.Context, partition Partition, s
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *Client) PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPartitionFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, settingIdentifier, body)
+func (c *Client) PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPartitionFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9081,8 +9333,8 @@ func (c *Client) PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx co
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-func (c *Client) ReplacePartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePartitionFieldRequestWithBody(c.Server, partition, settingIdentifier, contentType, body)
+func (c *Client) ReplacePartitionFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePartitionFieldRequestWithBody(c.Server, partition, settingIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9100,8 +9352,8 @@ func (c *Client) ReplacePartitionFieldWithBody(ctx context.Context, partition Pa
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-func (c *Client) ReplacePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePartitionFieldRequest(c.Server, partition, settingIdentifier, body)
+func (c *Client) ReplacePartitionField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePartitionFieldRequest(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9217,8 +9469,8 @@ func (c *Client) GetAchievement(ctx context.Context, partition Partition, achiev
 // Needs the permission Read on `progress/achievements`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/progress/achievements/{AchievementIdentifier} (the `ExistsAchievement` operationId).
-func (c *Client) ExistsAchievement(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsAchievementRequest(c.Server, partition, achievementIdentifier)
+func (c *Client) ExistsAchievement(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, params *ExistsAchievementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsAchievementRequest(c.Server, partition, achievementIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9340,8 +9592,8 @@ func (c *Client) GetGradebook(ctx context.Context, partition Partition, gradeboo
 // Needs the permission Read on `progress/gradebooks`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/progress/gradebooks/{GradebookIdentifier} (the `ExistsGradebook` operationId).
-func (c *Client) ExistsGradebook(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsGradebookRequest(c.Server, partition, gradebookIdentifier)
+func (c *Client) ExistsGradebook(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, params *ExistsGradebookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsGradebookRequest(c.Server, partition, gradebookIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9529,8 +9781,8 @@ func (c *Client) SearchPermission(ctx context.Context, partition Partition, para
 // Needs the permission Delete on `security/permissions`.
 //
 // Corresponds with DELETE /v2/{partition}/security/permissions/{PermissionIdentifier} (the `DeletePermission` operationId).
-func (c *Client) DeletePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeletePermissionRequest(c.Server, partition, permissionIdentifier)
+func (c *Client) DeletePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *DeletePermissionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePermissionRequest(c.Server, partition, permissionIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9563,8 +9815,8 @@ func (c *Client) GetPermission(ctx context.Context, partition Partition, permiss
 // Needs the permission Read on `security/permissions`.
 //
 // Corresponds with HEAD /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ExistsPermission` operationId).
-func (c *Client) ExistsPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsPermissionRequest(c.Server, partition, permissionIdentifier)
+func (c *Client) ExistsPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ExistsPermissionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsPermissionRequest(c.Server, partition, permissionIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9582,8 +9834,8 @@ func (c *Client) ExistsPermission(ctx context.Context, partition Partition, perm
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *Client) PatchPermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPermissionRequestWithBody(c.Server, partition, permissionIdentifier, contentType, body)
+func (c *Client) PatchPermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPermissionRequestWithBody(c.Server, partition, permissionIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9601,8 +9853,8 @@ func (c *Client) PatchPermissionWithBody(ctx context.Context, partition Partitio
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *Client) PatchPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPermissionRequest(c.Server, partition, permissionIdentifier, body)
+func (c *Client) PatchPermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPermissionRequest(c.Server, partition, permissionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9620,8 +9872,8 @@ func (c *Client) PatchPermission(ctx context.Context, partition Partition, permi
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *Client) PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchPermissionRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, permissionIdentifier, body)
+func (c *Client) PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPermissionRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, permissionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9639,8 +9891,8 @@ func (c *Client) PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx contex
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-func (c *Client) ReplacePermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePermissionRequestWithBody(c.Server, partition, permissionIdentifier, contentType, body)
+func (c *Client) ReplacePermissionWithBody(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePermissionRequestWithBody(c.Server, partition, permissionIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9658,8 +9910,8 @@ func (c *Client) ReplacePermissionWithBody(ctx context.Context, partition Partit
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-func (c *Client) ReplacePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplacePermissionRequest(c.Server, partition, permissionIdentifier, body)
+func (c *Client) ReplacePermission(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplacePermissionRequest(c.Server, partition, permissionIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9951,8 +10203,8 @@ func (c *Client) SearchUserComment(ctx context.Context, partition Partition, par
 // Needs the permission Delete on `security/users-comments`.
 //
 // Corresponds with DELETE /v2/{partition}/security/users-comments/{CommentIdentifier} (the `DeleteUserComment` operationId).
-func (c *Client) DeleteUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteUserCommentRequest(c.Server, partition, commentIdentifier)
+func (c *Client) DeleteUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *DeleteUserCommentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteUserCommentRequest(c.Server, partition, commentIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9985,8 +10237,8 @@ func (c *Client) GetUserComment(ctx context.Context, partition Partition, commen
 // Needs the permission Read on `security/users-comments`.
 //
 // Corresponds with HEAD /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ExistsUserComment` operationId).
-func (c *Client) ExistsUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsUserCommentRequest(c.Server, partition, commentIdentifier)
+func (c *Client) ExistsUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ExistsUserCommentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsUserCommentRequest(c.Server, partition, commentIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10004,8 +10256,8 @@ func (c *Client) ExistsUserComment(ctx context.Context, partition Partition, com
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *Client) PatchUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserCommentRequestWithBody(c.Server, partition, commentIdentifier, contentType, body)
+func (c *Client) PatchUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserCommentRequestWithBody(c.Server, partition, commentIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10023,8 +10275,8 @@ func (c *Client) PatchUserCommentWithBody(ctx context.Context, partition Partiti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *Client) PatchUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserCommentRequest(c.Server, partition, commentIdentifier, body)
+func (c *Client) PatchUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserCommentRequest(c.Server, partition, commentIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10042,8 +10294,8 @@ func (c *Client) PatchUserComment(ctx context.Context, partition Partition, comm
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *Client) PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserCommentRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, commentIdentifier, body)
+func (c *Client) PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserCommentRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, commentIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10061,8 +10313,8 @@ func (c *Client) PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx conte
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-func (c *Client) ReplaceUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceUserCommentRequestWithBody(c.Server, partition, commentIdentifier, contentType, body)
+func (c *Client) ReplaceUserCommentWithBody(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceUserCommentRequestWithBody(c.Server, partition, commentIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10080,8 +10332,8 @@ func (c *Client) ReplaceUserCommentWithBody(ctx context.Context, partition Parti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-func (c *Client) ReplaceUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceUserCommentRequest(c.Server, partition, commentIdentifier, body)
+func (c *Client) ReplaceUserComment(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceUserCommentRequest(c.Server, partition, commentIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10165,8 +10417,8 @@ func (c *Client) GetUserConnection(ctx context.Context, partition Partition, fro
 // Needs the permission Read on `security/users-connections`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier} (the `ExistsUserConnection` operationId).
-func (c *Client) ExistsUserConnection(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsUserConnectionRequest(c.Server, partition, fromUserIdentifier, toUserIdentifier)
+func (c *Client) ExistsUserConnection(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, params *ExistsUserConnectionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsUserConnectionRequest(c.Server, partition, fromUserIdentifier, toUserIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10271,8 +10523,8 @@ func (c *Client) SearchUserField(ctx context.Context, partition Partition, param
 // Needs the permission Delete on `security/users-fields`.
 //
 // Corresponds with DELETE /v2/{partition}/security/users-fields/{SettingIdentifier} (the `DeleteUserField` operationId).
-func (c *Client) DeleteUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteUserFieldRequest(c.Server, partition, settingIdentifier)
+func (c *Client) DeleteUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeleteUserFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteUserFieldRequest(c.Server, partition, settingIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10305,8 +10557,8 @@ func (c *Client) GetUserField(ctx context.Context, partition Partition, settingI
 // Needs the permission Read on `security/users-fields`.
 //
 // Corresponds with HEAD /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ExistsUserField` operationId).
-func (c *Client) ExistsUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsUserFieldRequest(c.Server, partition, settingIdentifier)
+func (c *Client) ExistsUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsUserFieldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsUserFieldRequest(c.Server, partition, settingIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10324,8 +10576,8 @@ func (c *Client) ExistsUserField(ctx context.Context, partition Partition, setti
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *Client) PatchUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserFieldRequestWithBody(c.Server, partition, settingIdentifier, contentType, body)
+func (c *Client) PatchUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserFieldRequestWithBody(c.Server, partition, settingIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10343,8 +10595,8 @@ func (c *Client) PatchUserFieldWithBody(ctx context.Context, partition Partition
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *Client) PatchUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserFieldRequest(c.Server, partition, settingIdentifier, body)
+func (c *Client) PatchUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserFieldRequest(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10362,8 +10614,8 @@ func (c *Client) PatchUserField(ctx context.Context, partition Partition, settin
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *Client) PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchUserFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, settingIdentifier, body)
+func (c *Client) PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserFieldRequestWithApplicationMergePatchPlusJSONBody(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10381,8 +10633,8 @@ func (c *Client) PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx context
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-func (c *Client) ReplaceUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceUserFieldRequestWithBody(c.Server, partition, settingIdentifier, contentType, body)
+func (c *Client) ReplaceUserFieldWithBody(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceUserFieldRequestWithBody(c.Server, partition, settingIdentifier, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10400,8 +10652,8 @@ func (c *Client) ReplaceUserFieldWithBody(ctx context.Context, partition Partiti
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-func (c *Client) ReplaceUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceUserFieldRequest(c.Server, partition, settingIdentifier, body)
+func (c *Client) ReplaceUserField(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceUserFieldRequest(c.Server, partition, settingIdentifier, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10468,8 +10720,8 @@ func (c *Client) GetUser(ctx context.Context, partition Partition, userIdentifie
 // Needs the permission Read on `security/users`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/security/users/{UserIdentifier} (the `ExistsUser` operationId).
-func (c *Client) ExistsUser(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExistsUserRequest(c.Server, partition, userIdentifier)
+func (c *Client) ExistsUser(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, params *ExistsUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExistsUserRequest(c.Server, partition, userIdentifier, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12528,11 +12780,26 @@ func NewGetMembershipDeletionRequest(server string, partition Partition, deletio
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsMembershipDeletionRequest constructs an http.Request for the ExistsMembershipDeletion method
-func NewExistsMembershipDeletionRequest(server string, partition Partition, deletionIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsMembershipDeletionRequest(server string, partition Partition, deletionIdentifier openapi_types.UUID, params *ExistsMembershipDeletionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -12567,6 +12834,21 @@ func NewExistsMembershipDeletionRequest(server string, partition Partition, dele
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13624,11 +13906,26 @@ func NewGetMembershipReasonRequest(server string, partition Partition, reasonIde
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsMembershipReasonRequest constructs an http.Request for the ExistsMembershipReason method
-func NewExistsMembershipReasonRequest(server string, partition Partition, reasonIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsMembershipReasonRequest(server string, partition Partition, reasonIdentifier openapi_types.UUID, params *ExistsMembershipReasonParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13663,6 +13960,21 @@ func NewExistsMembershipReasonRequest(server string, partition Partition, reason
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -14251,11 +14563,26 @@ func NewGetMembershipRequest(server string, partition Partition, membershipIdent
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsMembershipRequest constructs an http.Request for the ExistsMembership method
-func NewExistsMembershipRequest(server string, partition Partition, membershipIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsMembershipRequest(server string, partition Partition, membershipIdentifier openapi_types.UUID, params *ExistsMembershipParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -14290,6 +14617,21 @@ func NewExistsMembershipRequest(server string, partition Partition, membershipId
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -16368,11 +16710,26 @@ func NewGetPersonAddressRequest(server string, partition Partition, addressIdent
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPersonAddressRequest constructs an http.Request for the ExistsPersonAddress method
-func NewExistsPersonAddressRequest(server string, partition Partition, addressIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPersonAddressRequest(server string, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16409,11 +16766,26 @@ func NewExistsPersonAddressRequest(server string, partition Partition, addressId
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewDeletePersonFieldRequest constructs an http.Request for the DeletePersonField method
-func NewDeletePersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeletePersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *DeletePersonFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16448,6 +16820,21 @@ func NewDeletePersonFieldRequest(server string, partition Partition, fieldIdenti
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -16530,11 +16917,26 @@ func NewGetPersonFieldRequest(server string, partition Partition, fieldIdentifie
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPersonFieldRequest constructs an http.Request for the ExistsPersonField method
-func NewExistsPersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *ExistsPersonFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16571,33 +16973,48 @@ func NewExistsPersonFieldRequest(server string, partition Partition, fieldIdenti
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchPersonFieldRequest calls the generic PatchPersonField builder with application/json body
-func NewPatchPersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldJSONRequestBody) (*http.Request, error) {
+func NewPatchPersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPersonFieldRequestWithBody(server, partition, fieldIdentifier, "application/json", bodyReader)
+	return NewPatchPersonFieldRequestWithBody(server, partition, fieldIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchPersonFieldRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchPersonField builder with application/merge-patch+json body
-func NewPatchPersonFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchPersonFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPersonFieldRequestWithBody(server, partition, fieldIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchPersonFieldRequestWithBody(server, partition, fieldIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchPersonFieldRequestWithBody constructs an http.Request for the PatchPersonField method, with any body, and a specified content type
-func NewPatchPersonFieldRequestWithBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchPersonFieldRequestWithBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16636,22 +17053,37 @@ func NewPatchPersonFieldRequestWithBody(server string, partition Partition, fiel
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplacePersonFieldRequest calls the generic ReplacePersonField builder with application/json body
-func NewReplacePersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, body ReplacePersonFieldJSONRequestBody) (*http.Request, error) {
+func NewReplacePersonFieldRequest(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, body ReplacePersonFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplacePersonFieldRequestWithBody(server, partition, fieldIdentifier, "application/json", bodyReader)
+	return NewReplacePersonFieldRequestWithBody(server, partition, fieldIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplacePersonFieldRequestWithBody constructs an http.Request for the ReplacePersonField method, with any body, and a specified content type
-func NewReplacePersonFieldRequestWithBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplacePersonFieldRequestWithBody(server string, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16689,6 +17121,21 @@ func NewReplacePersonFieldRequestWithBody(server string, partition Partition, fi
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19028,11 +19475,26 @@ func NewGetPersonRequest(server string, partition Partition, personIdentifier op
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPersonRequest constructs an http.Request for the ExistsPerson method
-func NewExistsPersonRequest(server string, partition Partition, personIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPersonRequest(server string, partition Partition, personIdentifier openapi_types.UUID, params *ExistsPersonParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -19067,6 +19529,21 @@ func NewExistsPersonRequest(server string, partition Partition, personIdentifier
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -20248,7 +20725,7 @@ func NewSearchPlatformActionRequest(server string, partition Partition, params *
 }
 
 // NewDeletePlatformActionRequest constructs an http.Request for the DeletePlatformAction method
-func NewDeletePlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeletePlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, params *DeletePlatformActionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20283,6 +20760,21 @@ func NewDeletePlatformActionRequest(server string, partition Partition, actionId
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -20365,11 +20857,26 @@ func NewGetPlatformActionRequest(server string, partition Partition, actionIdent
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPlatformActionRequest constructs an http.Request for the ExistsPlatformAction method
-func NewExistsPlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, params *ExistsPlatformActionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20406,33 +20913,48 @@ func NewExistsPlatformActionRequest(server string, partition Partition, actionId
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchPlatformActionRequest calls the generic PatchPlatformAction builder with application/json body
-func NewPatchPlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionJSONRequestBody) (*http.Request, error) {
+func NewPatchPlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPlatformActionRequestWithBody(server, partition, actionIdentifier, "application/json", bodyReader)
+	return NewPatchPlatformActionRequestWithBody(server, partition, actionIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchPlatformActionRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchPlatformAction builder with application/merge-patch+json body
-func NewPatchPlatformActionRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchPlatformActionRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPlatformActionRequestWithBody(server, partition, actionIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchPlatformActionRequestWithBody(server, partition, actionIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchPlatformActionRequestWithBody constructs an http.Request for the PatchPlatformAction method, with any body, and a specified content type
-func NewPatchPlatformActionRequestWithBody(server string, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchPlatformActionRequestWithBody(server string, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20471,22 +20993,37 @@ func NewPatchPlatformActionRequestWithBody(server string, partition Partition, a
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplacePlatformActionRequest calls the generic ReplacePlatformAction builder with application/json body
-func NewReplacePlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, body ReplacePlatformActionJSONRequestBody) (*http.Request, error) {
+func NewReplacePlatformActionRequest(server string, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, body ReplacePlatformActionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplacePlatformActionRequestWithBody(server, partition, actionIdentifier, "application/json", bodyReader)
+	return NewReplacePlatformActionRequestWithBody(server, partition, actionIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplacePlatformActionRequestWithBody constructs an http.Request for the ReplacePlatformAction method, with any body, and a specified content type
-func NewReplacePlatformActionRequestWithBody(server string, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplacePlatformActionRequestWithBody(server string, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20524,6 +21061,21 @@ func NewReplacePlatformActionRequestWithBody(server string, partition Partition,
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -21333,7 +21885,7 @@ func NewSearchPartitionFieldRequest(server string, partition Partition, params *
 }
 
 // NewDeletePartitionFieldRequest constructs an http.Request for the DeletePartitionField method
-func NewDeletePartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeletePartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *DeletePartitionFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -21368,6 +21920,21 @@ func NewDeletePartitionFieldRequest(server string, partition Partition, settingI
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -21450,11 +22017,26 @@ func NewGetPartitionFieldRequest(server string, partition Partition, settingIden
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPartitionFieldRequest constructs an http.Request for the ExistsPartitionField method
-func NewExistsPartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsPartitionFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -21491,33 +22073,48 @@ func NewExistsPartitionFieldRequest(server string, partition Partition, settingI
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchPartitionFieldRequest calls the generic PatchPartitionField builder with application/json body
-func NewPatchPartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldJSONRequestBody) (*http.Request, error) {
+func NewPatchPartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPartitionFieldRequestWithBody(server, partition, settingIdentifier, "application/json", bodyReader)
+	return NewPatchPartitionFieldRequestWithBody(server, partition, settingIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchPartitionFieldRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchPartitionField builder with application/merge-patch+json body
-func NewPatchPartitionFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchPartitionFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPartitionFieldRequestWithBody(server, partition, settingIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchPartitionFieldRequestWithBody(server, partition, settingIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchPartitionFieldRequestWithBody constructs an http.Request for the PatchPartitionField method, with any body, and a specified content type
-func NewPatchPartitionFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchPartitionFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -21556,22 +22153,37 @@ func NewPatchPartitionFieldRequestWithBody(server string, partition Partition, s
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplacePartitionFieldRequest calls the generic ReplacePartitionField builder with application/json body
-func NewReplacePartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, body ReplacePartitionFieldJSONRequestBody) (*http.Request, error) {
+func NewReplacePartitionFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, body ReplacePartitionFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplacePartitionFieldRequestWithBody(server, partition, settingIdentifier, "application/json", bodyReader)
+	return NewReplacePartitionFieldRequestWithBody(server, partition, settingIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplacePartitionFieldRequestWithBody constructs an http.Request for the ReplacePartitionField method, with any body, and a specified content type
-func NewReplacePartitionFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplacePartitionFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -21609,6 +22221,21 @@ func NewReplacePartitionFieldRequestWithBody(server string, partition Partition,
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -22868,11 +23495,26 @@ func NewGetAchievementRequest(server string, partition Partition, achievementIde
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsAchievementRequest constructs an http.Request for the ExistsAchievement method
-func NewExistsAchievementRequest(server string, partition Partition, achievementIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsAchievementRequest(server string, partition Partition, achievementIdentifier openapi_types.UUID, params *ExistsAchievementParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -22907,6 +23549,21 @@ func NewExistsAchievementRequest(server string, partition Partition, achievement
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -24738,11 +25395,26 @@ func NewGetGradebookRequest(server string, partition Partition, gradebookIdentif
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsGradebookRequest constructs an http.Request for the ExistsGradebook method
-func NewExistsGradebookRequest(server string, partition Partition, gradebookIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsGradebookRequest(server string, partition Partition, gradebookIdentifier openapi_types.UUID, params *ExistsGradebookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -24777,6 +25449,21 @@ func NewExistsGradebookRequest(server string, partition Partition, gradebookIden
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -26158,7 +26845,7 @@ func NewSearchPermissionRequest(server string, partition Partition, params *Sear
 }
 
 // NewDeletePermissionRequest constructs an http.Request for the DeletePermission method
-func NewDeletePermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeletePermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *DeletePermissionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -26193,6 +26880,21 @@ func NewDeletePermissionRequest(server string, partition Partition, permissionId
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -26275,11 +26977,26 @@ func NewGetPermissionRequest(server string, partition Partition, permissionIdent
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsPermissionRequest constructs an http.Request for the ExistsPermission method
-func NewExistsPermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsPermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *ExistsPermissionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -26316,33 +27033,48 @@ func NewExistsPermissionRequest(server string, partition Partition, permissionId
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchPermissionRequest calls the generic PatchPermission builder with application/json body
-func NewPatchPermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionJSONRequestBody) (*http.Request, error) {
+func NewPatchPermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPermissionRequestWithBody(server, partition, permissionIdentifier, "application/json", bodyReader)
+	return NewPatchPermissionRequestWithBody(server, partition, permissionIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchPermissionRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchPermission builder with application/merge-patch+json body
-func NewPatchPermissionRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchPermissionRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchPermissionRequestWithBody(server, partition, permissionIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchPermissionRequestWithBody(server, partition, permissionIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchPermissionRequestWithBody constructs an http.Request for the PatchPermission method, with any body, and a specified content type
-func NewPatchPermissionRequestWithBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchPermissionRequestWithBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -26381,22 +27113,37 @@ func NewPatchPermissionRequestWithBody(server string, partition Partition, permi
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplacePermissionRequest calls the generic ReplacePermission builder with application/json body
-func NewReplacePermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, body ReplacePermissionJSONRequestBody) (*http.Request, error) {
+func NewReplacePermissionRequest(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, body ReplacePermissionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplacePermissionRequestWithBody(server, partition, permissionIdentifier, "application/json", bodyReader)
+	return NewReplacePermissionRequestWithBody(server, partition, permissionIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplacePermissionRequestWithBody constructs an http.Request for the ReplacePermission method, with any body, and a specified content type
-func NewReplacePermissionRequestWithBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplacePermissionRequestWithBody(server string, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -26434,6 +27181,21 @@ func NewReplacePermissionRequestWithBody(server string, partition Partition, per
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -28118,7 +28880,7 @@ func NewSearchUserCommentRequest(server string, partition Partition, params *Sea
 }
 
 // NewDeleteUserCommentRequest constructs an http.Request for the DeleteUserComment method
-func NewDeleteUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeleteUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, params *DeleteUserCommentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -28153,6 +28915,21 @@ func NewDeleteUserCommentRequest(server string, partition Partition, commentIden
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -28235,11 +29012,26 @@ func NewGetUserCommentRequest(server string, partition Partition, commentIdentif
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsUserCommentRequest constructs an http.Request for the ExistsUserComment method
-func NewExistsUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, params *ExistsUserCommentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -28276,33 +29068,48 @@ func NewExistsUserCommentRequest(server string, partition Partition, commentIden
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchUserCommentRequest calls the generic PatchUserComment builder with application/json body
-func NewPatchUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentJSONRequestBody) (*http.Request, error) {
+func NewPatchUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchUserCommentRequestWithBody(server, partition, commentIdentifier, "application/json", bodyReader)
+	return NewPatchUserCommentRequestWithBody(server, partition, commentIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchUserCommentRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchUserComment builder with application/merge-patch+json body
-func NewPatchUserCommentRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchUserCommentRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchUserCommentRequestWithBody(server, partition, commentIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchUserCommentRequestWithBody(server, partition, commentIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchUserCommentRequestWithBody constructs an http.Request for the PatchUserComment method, with any body, and a specified content type
-func NewPatchUserCommentRequestWithBody(server string, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchUserCommentRequestWithBody(server string, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -28341,22 +29148,37 @@ func NewPatchUserCommentRequestWithBody(server string, partition Partition, comm
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplaceUserCommentRequest calls the generic ReplaceUserComment builder with application/json body
-func NewReplaceUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, body ReplaceUserCommentJSONRequestBody) (*http.Request, error) {
+func NewReplaceUserCommentRequest(server string, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, body ReplaceUserCommentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplaceUserCommentRequestWithBody(server, partition, commentIdentifier, "application/json", bodyReader)
+	return NewReplaceUserCommentRequestWithBody(server, partition, commentIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplaceUserCommentRequestWithBody constructs an http.Request for the ReplaceUserComment method, with any body, and a specified content type
-func NewReplaceUserCommentRequestWithBody(server string, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplaceUserCommentRequestWithBody(server string, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -28394,6 +29216,21 @@ func NewReplaceUserCommentRequestWithBody(server string, partition Partition, co
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -29205,11 +30042,26 @@ func NewGetUserConnectionRequest(server string, partition Partition, fromUserIde
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsUserConnectionRequest constructs an http.Request for the ExistsUserConnection method
-func NewExistsUserConnectionRequest(server string, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsUserConnectionRequest(server string, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, params *ExistsUserConnectionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -29251,6 +30103,21 @@ func NewExistsUserConnectionRequest(server string, partition Partition, fromUser
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -30078,7 +30945,7 @@ func NewSearchUserFieldRequest(server string, partition Partition, params *Searc
 }
 
 // NewDeleteUserFieldRequest constructs an http.Request for the DeleteUserField method
-func NewDeleteUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewDeleteUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *DeleteUserFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -30113,6 +30980,21 @@ func NewDeleteUserFieldRequest(server string, partition Partition, settingIdenti
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -30195,11 +31077,26 @@ func NewGetUserFieldRequest(server string, partition Partition, settingIdentifie
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsUserFieldRequest constructs an http.Request for the ExistsUserField method
-func NewExistsUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsUserFieldParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -30236,33 +31133,48 @@ func NewExistsUserFieldRequest(server string, partition Partition, settingIdenti
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPatchUserFieldRequest calls the generic PatchUserField builder with application/json body
-func NewPatchUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldJSONRequestBody) (*http.Request, error) {
+func NewPatchUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchUserFieldRequestWithBody(server, partition, settingIdentifier, "application/json", bodyReader)
+	return NewPatchUserFieldRequestWithBody(server, partition, settingIdentifier, params, "application/json", bodyReader)
 }
 
 // NewPatchUserFieldRequestWithApplicationMergePatchPlusJSONBody calls the generic PatchUserField builder with application/merge-patch+json body
-func NewPatchUserFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+func NewPatchUserFieldRequestWithApplicationMergePatchPlusJSONBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchUserFieldRequestWithBody(server, partition, settingIdentifier, "application/merge-patch+json", bodyReader)
+	return NewPatchUserFieldRequestWithBody(server, partition, settingIdentifier, params, "application/merge-patch+json", bodyReader)
 }
 
 // NewPatchUserFieldRequestWithBody constructs an http.Request for the PatchUserField method, with any body, and a specified content type
-func NewPatchUserFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewPatchUserFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -30301,22 +31213,37 @@ func NewPatchUserFieldRequestWithBody(server string, partition Partition, settin
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReplaceUserFieldRequest calls the generic ReplaceUserField builder with application/json body
-func NewReplaceUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, body ReplaceUserFieldJSONRequestBody) (*http.Request, error) {
+func NewReplaceUserFieldRequest(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, body ReplaceUserFieldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplaceUserFieldRequestWithBody(server, partition, settingIdentifier, "application/json", bodyReader)
+	return NewReplaceUserFieldRequestWithBody(server, partition, settingIdentifier, params, "application/json", bodyReader)
 }
 
 // NewReplaceUserFieldRequestWithBody constructs an http.Request for the ReplaceUserField method, with any body, and a specified content type
-func NewReplaceUserFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplaceUserFieldRequestWithBody(server string, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -30354,6 +31281,21 @@ func NewReplaceUserFieldRequestWithBody(server string, partition Partition, sett
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -31469,11 +32411,26 @@ func NewGetUserRequest(server string, partition Partition, userIdentifier openap
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewExistsUserRequest constructs an http.Request for the ExistsUser method
-func NewExistsUserRequest(server string, partition Partition, userIdentifier openapi_types.UUID) (*http.Request, error) {
+func NewExistsUserRequest(server string, partition Partition, userIdentifier openapi_types.UUID, params *ExistsUserParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -31508,6 +32465,21 @@ func NewExistsUserRequest(server string, partition Partition, userIdentifier ope
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -31909,7 +32881,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships-deletions/{DeletionIdentifier} (the `ExistsMembershipDeletion` operationId).
-	ExistsMembershipDeletionWithResponse(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipDeletionResponse, error)
+	ExistsMembershipDeletionWithResponse(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, params *ExistsMembershipDeletionParams, reqEditors ...RequestEditorFn) (*ExistsMembershipDeletionResponse, error)
 
 	// ListMembershipReasonWithResponse List MembershipReason records matching the filters, one page at a time.
 	//
@@ -31954,7 +32926,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships-reasons/{ReasonIdentifier} (the `ExistsMembershipReason` operationId).
-	ExistsMembershipReasonWithResponse(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipReasonResponse, error)
+	ExistsMembershipReasonWithResponse(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, params *ExistsMembershipReasonParams, reqEditors ...RequestEditorFn) (*ExistsMembershipReasonResponse, error)
 
 	// CountMembershipWithResponse Count Membership records matching the filters.
 	//
@@ -31990,7 +32962,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/memberships/{MembershipIdentifier} (the `ExistsMembership` operationId).
-	ExistsMembershipWithResponse(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipResponse, error)
+	ExistsMembershipWithResponse(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, params *ExistsMembershipParams, reqEditors ...RequestEditorFn) (*ExistsMembershipResponse, error)
 
 	// ListPersonWithResponse List Person records matching the filters, one page at a time.
 	//
@@ -32044,7 +33016,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
-	ExistsPersonAddressWithResponse(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonAddressResponse, error)
+	ExistsPersonAddressWithResponse(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*ExistsPersonAddressResponse, error)
 
 	// DeletePersonFieldWithResponse Delete a PersonField.
 	//
@@ -32053,7 +33025,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `DeletePersonField` operationId).
-	DeletePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePersonFieldResponse, error)
+	DeletePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *DeletePersonFieldParams, reqEditors ...RequestEditorFn) (*DeletePersonFieldResponse, error)
 
 	// GetPersonFieldWithResponse Get a PersonField by its key.
 	//
@@ -32071,7 +33043,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ExistsPersonField` operationId).
-	ExistsPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonFieldResponse, error)
+	ExistsPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ExistsPersonFieldParams, reqEditors ...RequestEditorFn) (*ExistsPersonFieldResponse, error)
 
 	// PatchPersonFieldWithBodyWithResponse Change members of a PersonField with a JSON merge patch.
 	//
@@ -32080,7 +33052,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
+	PatchPersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
 
 	// PatchPersonFieldWithResponse Change members of a PersonField with a JSON merge patch.
 	//
@@ -32089,7 +33061,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
+	PatchPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
 
 	// PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PersonField with a JSON merge patch.
 	//
@@ -32098,7 +33070,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-	PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
+	PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error)
 
 	// ReplacePersonFieldWithBodyWithResponse Replace a PersonField.
 	//
@@ -32107,7 +33079,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-	ReplacePersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error)
+	ReplacePersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error)
 
 	// ReplacePersonFieldWithResponse Replace a PersonField.
 	//
@@ -32116,7 +33088,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-	ReplacePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error)
+	ReplacePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error)
 
 	// CountPersonWithResponse Count Person records matching the filters.
 	//
@@ -32152,7 +33124,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people/{PersonIdentifier} (the `ExistsPerson` operationId).
-	ExistsPersonWithResponse(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonResponse, error)
+	ExistsPersonWithResponse(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, params *ExistsPersonParams, reqEditors ...RequestEditorFn) (*ExistsPersonResponse, error)
 
 	// GetReferencePageWithResponse The API reference page: this document rendered by Redoc, which is bundled into credo (no network needed).
 	//
@@ -32227,7 +33199,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/platform/actions/{ActionIdentifier} (the `DeletePlatformAction` operationId).
-	DeletePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePlatformActionResponse, error)
+	DeletePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *DeletePlatformActionParams, reqEditors ...RequestEditorFn) (*DeletePlatformActionResponse, error)
 
 	// GetPlatformActionWithResponse Get a PlatformAction by its key.
 	//
@@ -32245,7 +33217,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/platform/actions/{ActionIdentifier} (the `ExistsPlatformAction` operationId).
-	ExistsPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPlatformActionResponse, error)
+	ExistsPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ExistsPlatformActionParams, reqEditors ...RequestEditorFn) (*ExistsPlatformActionResponse, error)
 
 	// PatchPlatformActionWithBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -32254,7 +33226,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
+	PatchPlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
 
 	// PatchPlatformActionWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -32263,7 +33235,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
+	PatchPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
 
 	// PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
@@ -32272,7 +33244,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-	PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
+	PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error)
 
 	// ReplacePlatformActionWithBodyWithResponse Replace a PlatformAction.
 	//
@@ -32281,7 +33253,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-	ReplacePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error)
+	ReplacePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error)
 
 	// ReplacePlatformActionWithResponse Replace a PlatformAction.
 	//
@@ -32290,7 +33262,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-	ReplacePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error)
+	ReplacePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error)
 
 	// FormatTimeWithResponse Reformat the date/time in query parameter value in the platform's display formats.
 	//
@@ -32358,7 +33330,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `DeletePartitionField` operationId).
-	DeletePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePartitionFieldResponse, error)
+	DeletePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeletePartitionFieldParams, reqEditors ...RequestEditorFn) (*DeletePartitionFieldResponse, error)
 
 	// GetPartitionFieldWithResponse Get a PartitionField by its key.
 	//
@@ -32376,7 +33348,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ExistsPartitionField` operationId).
-	ExistsPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPartitionFieldResponse, error)
+	ExistsPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsPartitionFieldParams, reqEditors ...RequestEditorFn) (*ExistsPartitionFieldResponse, error)
 
 	// PatchPartitionFieldWithBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
@@ -32385,7 +33357,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
+	PatchPartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
 
 	// PatchPartitionFieldWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
@@ -32394,7 +33366,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
+	PatchPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
 
 	// PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
@@ -32403,7 +33375,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-	PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
+	PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error)
 
 	// ReplacePartitionFieldWithBodyWithResponse Replace a PartitionField.
 	//
@@ -32412,7 +33384,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-	ReplacePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error)
+	ReplacePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error)
 
 	// ReplacePartitionFieldWithResponse Replace a PartitionField.
 	//
@@ -32421,7 +33393,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-	ReplacePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error)
+	ReplacePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error)
 
 	// GetRouteSettingsWithResponse Describe the page of the platform action whose ActionUrl is query parameter url: title, breadcrumbs and help.
 	//
@@ -32482,7 +33454,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/progress/achievements/{AchievementIdentifier} (the `ExistsAchievement` operationId).
-	ExistsAchievementWithResponse(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsAchievementResponse, error)
+	ExistsAchievementWithResponse(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, params *ExistsAchievementParams, reqEditors ...RequestEditorFn) (*ExistsAchievementResponse, error)
 
 	// ListGradebookWithResponse List Gradebook records matching the filters, one page at a time.
 	//
@@ -32549,7 +33521,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/progress/gradebooks/{GradebookIdentifier} (the `ExistsGradebook` operationId).
-	ExistsGradebookWithResponse(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsGradebookResponse, error)
+	ExistsGradebookWithResponse(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, params *ExistsGradebookParams, reqEditors ...RequestEditorFn) (*ExistsGradebookResponse, error)
 
 	// DecodeCookieWithBodyWithResponse Read a session cookie token sent in the body or as the session cookie.
 	//
@@ -32638,7 +33610,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/security/permissions/{PermissionIdentifier} (the `DeletePermission` operationId).
-	DeletePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePermissionResponse, error)
+	DeletePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *DeletePermissionParams, reqEditors ...RequestEditorFn) (*DeletePermissionResponse, error)
 
 	// GetPermissionWithResponse Get a Permission by its key.
 	//
@@ -32656,7 +33628,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ExistsPermission` operationId).
-	ExistsPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPermissionResponse, error)
+	ExistsPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ExistsPermissionParams, reqEditors ...RequestEditorFn) (*ExistsPermissionResponse, error)
 
 	// PatchPermissionWithBodyWithResponse Change members of a Permission with a JSON merge patch.
 	//
@@ -32665,7 +33637,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
+	PatchPermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
 
 	// PatchPermissionWithResponse Change members of a Permission with a JSON merge patch.
 	//
@@ -32674,7 +33646,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
+	PatchPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
 
 	// PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a Permission with a JSON merge patch.
 	//
@@ -32683,7 +33655,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-	PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
+	PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error)
 
 	// ReplacePermissionWithBodyWithResponse Replace a Permission.
 	//
@@ -32692,7 +33664,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-	ReplacePermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error)
+	ReplacePermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error)
 
 	// ReplacePermissionWithResponse Replace a Permission.
 	//
@@ -32701,7 +33673,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-	ReplacePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error)
+	ReplacePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error)
 
 	// GetSecuritySettingsEndpointsWithResponse List every v2 operation with its method, path, summary and the permission it needs.
 	//
@@ -32846,7 +33818,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/security/users-comments/{CommentIdentifier} (the `DeleteUserComment` operationId).
-	DeleteUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUserCommentResponse, error)
+	DeleteUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *DeleteUserCommentParams, reqEditors ...RequestEditorFn) (*DeleteUserCommentResponse, error)
 
 	// GetUserCommentWithResponse Get a UserComment by its key.
 	//
@@ -32864,7 +33836,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ExistsUserComment` operationId).
-	ExistsUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserCommentResponse, error)
+	ExistsUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ExistsUserCommentParams, reqEditors ...RequestEditorFn) (*ExistsUserCommentResponse, error)
 
 	// PatchUserCommentWithBodyWithResponse Change members of a UserComment with a JSON merge patch.
 	//
@@ -32873,7 +33845,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
+	PatchUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
 
 	// PatchUserCommentWithResponse Change members of a UserComment with a JSON merge patch.
 	//
@@ -32882,7 +33854,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
+	PatchUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
 
 	// PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserComment with a JSON merge patch.
 	//
@@ -32891,7 +33863,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-	PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
+	PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error)
 
 	// ReplaceUserCommentWithBodyWithResponse Replace a UserComment.
 	//
@@ -32900,7 +33872,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-	ReplaceUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error)
+	ReplaceUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error)
 
 	// ReplaceUserCommentWithResponse Replace a UserComment.
 	//
@@ -32909,7 +33881,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-	ReplaceUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error)
+	ReplaceUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error)
 
 	// ListUserConnectionWithResponse List UserConnection records matching the filters, one page at a time.
 	//
@@ -32954,7 +33926,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier} (the `ExistsUserConnection` operationId).
-	ExistsUserConnectionWithResponse(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserConnectionResponse, error)
+	ExistsUserConnectionWithResponse(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, params *ExistsUserConnectionParams, reqEditors ...RequestEditorFn) (*ExistsUserConnectionResponse, error)
 
 	// ListUserFieldWithResponse List UserField records matching the filters, one page at a time.
 	//
@@ -33008,7 +33980,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v2/{partition}/security/users-fields/{SettingIdentifier} (the `DeleteUserField` operationId).
-	DeleteUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUserFieldResponse, error)
+	DeleteUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeleteUserFieldParams, reqEditors ...RequestEditorFn) (*DeleteUserFieldResponse, error)
 
 	// GetUserFieldWithResponse Get a UserField by its key.
 	//
@@ -33026,7 +33998,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ExistsUserField` operationId).
-	ExistsUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserFieldResponse, error)
+	ExistsUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsUserFieldParams, reqEditors ...RequestEditorFn) (*ExistsUserFieldResponse, error)
 
 	// PatchUserFieldWithBodyWithResponse Change members of a UserField with a JSON merge patch.
 	//
@@ -33035,7 +34007,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
+	PatchUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
 
 	// PatchUserFieldWithResponse Change members of a UserField with a JSON merge patch.
 	//
@@ -33044,7 +34016,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
+	PatchUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
 
 	// PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserField with a JSON merge patch.
 	//
@@ -33053,7 +34025,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-	PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
+	PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error)
 
 	// ReplaceUserFieldWithBodyWithResponse Replace a UserField.
 	//
@@ -33062,7 +34034,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-	ReplaceUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error)
+	ReplaceUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error)
 
 	// ReplaceUserFieldWithResponse Replace a UserField.
 	//
@@ -33071,7 +34043,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-	ReplaceUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error)
+	ReplaceUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error)
 
 	// CountUserWithResponse Count User records matching the filters.
 	//
@@ -33107,7 +34079,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v2/{partition}/security/users/{UserIdentifier} (the `ExistsUser` operationId).
-	ExistsUserWithResponse(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserResponse, error)
+	ExistsUserWithResponse(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, params *ExistsUserParams, reqEditors ...RequestEditorFn) (*ExistsUserResponse, error)
 }
 
 // V1ListClassesResponse200Headers the declared response headers of an HTTP 200 response for V1ListClasses
@@ -37308,6 +38280,13 @@ func (r SearchMembershipDeletionResponse) ContentType() string {
 
 // GetMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for GetMembershipDeletion
 type GetMembershipDeletionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetMembershipDeletionResponse304Headers the declared response headers of an HTTP 304 response for GetMembershipDeletion
+type GetMembershipDeletionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -37369,6 +38348,8 @@ type GetMembershipDeletionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMembershipDeletionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMembershipDeletionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMembershipDeletionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -37456,6 +38437,13 @@ func (r GetMembershipDeletionResponse) ContentType() string {
 
 // ExistsMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsMembershipDeletionResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembershipDeletion
+type ExistsMembershipDeletionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -37506,6 +38494,8 @@ type ExistsMembershipDeletionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsMembershipDeletionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsMembershipDeletionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsMembershipDeletionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -38022,6 +39012,13 @@ func (r SearchMembershipReasonResponse) ContentType() string {
 
 // GetMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for GetMembershipReason
 type GetMembershipReasonResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetMembershipReasonResponse304Headers the declared response headers of an HTTP 304 response for GetMembershipReason
+type GetMembershipReasonResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -38083,6 +39080,8 @@ type GetMembershipReasonResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMembershipReasonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMembershipReasonResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMembershipReasonResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -38170,6 +39169,13 @@ func (r GetMembershipReasonResponse) ContentType() string {
 
 // ExistsMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsMembershipReasonResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembershipReason
+type ExistsMembershipReasonResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -38220,6 +39226,8 @@ type ExistsMembershipReasonResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsMembershipReasonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsMembershipReasonResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsMembershipReasonResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -38587,6 +39595,13 @@ func (r SearchMembershipResponse) ContentType() string {
 
 // GetMembershipResponse200Headers the declared response headers of an HTTP 200 response for GetMembership
 type GetMembershipResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetMembershipResponse304Headers the declared response headers of an HTTP 304 response for GetMembership
+type GetMembershipResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -38648,6 +39663,8 @@ type GetMembershipResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMembershipResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMembershipResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMembershipResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -38735,6 +39752,13 @@ func (r GetMembershipResponse) ContentType() string {
 
 // ExistsMembershipResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembership
 type ExistsMembershipResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsMembershipResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembership
+type ExistsMembershipResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -38785,6 +39809,8 @@ type ExistsMembershipResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsMembershipResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsMembershipResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsMembershipResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -39450,6 +40476,13 @@ func (r SearchPersonAddressResponse) ContentType() string {
 
 // GetPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for GetPersonAddress
 type GetPersonAddressResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPersonAddressResponse304Headers the declared response headers of an HTTP 304 response for GetPersonAddress
+type GetPersonAddressResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -39511,6 +40544,8 @@ type GetPersonAddressResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPersonAddressResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPersonAddressResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPersonAddressResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -39598,6 +40633,13 @@ func (r GetPersonAddressResponse) ContentType() string {
 
 // ExistsPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for ExistsPersonAddress
 type ExistsPersonAddressResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPersonAddressResponse304Headers the declared response headers of an HTTP 304 response for ExistsPersonAddress
+type ExistsPersonAddressResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -39648,6 +40690,8 @@ type ExistsPersonAddressResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPersonAddressResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPersonAddressResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPersonAddressResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -39742,6 +40786,11 @@ type DeletePersonFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// DeletePersonFieldResponse412Headers the declared response headers of an HTTP 412 response for DeletePersonField
+type DeletePersonFieldResponse412Headers struct {
+	XRequestId string
+}
+
 // DeletePersonFieldResponse500Headers the declared response headers of an HTTP 500 response for DeletePersonField
 type DeletePersonFieldResponse500Headers struct {
 	XRequestId string
@@ -39764,6 +40813,8 @@ type DeletePersonFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -39778,6 +40829,8 @@ type DeletePersonFieldResponse struct {
 	Headers403 *DeletePersonFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeletePersonFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeletePersonFieldResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeletePersonFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -39802,6 +40855,11 @@ func (r DeletePersonFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeletePersonFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeletePersonFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -39845,6 +40903,13 @@ func (r DeletePersonFieldResponse) ContentType() string {
 
 // GetPersonFieldResponse200Headers the declared response headers of an HTTP 200 response for GetPersonField
 type GetPersonFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPersonFieldResponse304Headers the declared response headers of an HTTP 304 response for GetPersonField
+type GetPersonFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -39906,6 +40971,8 @@ type GetPersonFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPersonFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPersonFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPersonFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -39993,6 +41060,13 @@ func (r GetPersonFieldResponse) ContentType() string {
 
 // ExistsPersonFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsPersonField
 type ExistsPersonFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPersonFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsPersonField
+type ExistsPersonFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -40043,6 +41117,8 @@ type ExistsPersonFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPersonFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPersonFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPersonFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -40113,6 +41189,7 @@ func (r ExistsPersonFieldResponse) ContentType() string {
 
 // PatchPersonFieldResponse200Headers the declared response headers of an HTTP 200 response for PatchPersonField
 type PatchPersonFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -40134,6 +41211,11 @@ type PatchPersonFieldResponse403Headers struct {
 
 // PatchPersonFieldResponse404Headers the declared response headers of an HTTP 404 response for PatchPersonField
 type PatchPersonFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPersonFieldResponse412Headers the declared response headers of an HTTP 412 response for PatchPersonField
+type PatchPersonFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -40169,6 +41251,8 @@ type PatchPersonFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -40187,6 +41271,8 @@ type PatchPersonFieldResponse struct {
 	Headers403 *PatchPersonFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchPersonFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchPersonFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchPersonFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -40215,6 +41301,11 @@ func (r PatchPersonFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchPersonFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchPersonFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -40268,6 +41359,7 @@ func (r PatchPersonFieldResponse) ContentType() string {
 
 // ReplacePersonFieldResponse200Headers the declared response headers of an HTTP 200 response for ReplacePersonField
 type ReplacePersonFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -40289,6 +41381,11 @@ type ReplacePersonFieldResponse403Headers struct {
 
 // ReplacePersonFieldResponse404Headers the declared response headers of an HTTP 404 response for ReplacePersonField
 type ReplacePersonFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplacePersonFieldResponse412Headers the declared response headers of an HTTP 412 response for ReplacePersonField
+type ReplacePersonFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -40324,6 +41421,8 @@ type ReplacePersonFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -40342,6 +41441,8 @@ type ReplacePersonFieldResponse struct {
 	Headers403 *ReplacePersonFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplacePersonFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplacePersonFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplacePersonFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -40370,6 +41471,11 @@ func (r ReplacePersonFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplacePersonFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplacePersonFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -40720,6 +41826,13 @@ func (r SearchPersonResponse) ContentType() string {
 
 // GetPersonResponse200Headers the declared response headers of an HTTP 200 response for GetPerson
 type GetPersonResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPersonResponse304Headers the declared response headers of an HTTP 304 response for GetPerson
+type GetPersonResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -40781,6 +41894,8 @@ type GetPersonResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPersonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPersonResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPersonResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -40868,6 +41983,13 @@ func (r GetPersonResponse) ContentType() string {
 
 // ExistsPersonResponse200Headers the declared response headers of an HTTP 200 response for ExistsPerson
 type ExistsPersonResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPersonResponse304Headers the declared response headers of an HTTP 304 response for ExistsPerson
+type ExistsPersonResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -40918,6 +42040,8 @@ type ExistsPersonResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPersonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPersonResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPersonResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -41393,6 +42517,7 @@ func (r ListPlatformActionResponse) ContentType() string {
 
 // CreatePlatformActionResponse201Headers the declared response headers of an HTTP 201 response for CreatePlatformAction
 type CreatePlatformActionResponse201Headers struct {
+	ETag               string
 	IdempotentReplayed *string
 	Location           string
 	XRequestId         string
@@ -41907,6 +43032,11 @@ type DeletePlatformActionResponse404Headers struct {
 	XRequestId string
 }
 
+// DeletePlatformActionResponse412Headers the declared response headers of an HTTP 412 response for DeletePlatformAction
+type DeletePlatformActionResponse412Headers struct {
+	XRequestId string
+}
+
 // DeletePlatformActionResponse500Headers the declared response headers of an HTTP 500 response for DeletePlatformAction
 type DeletePlatformActionResponse500Headers struct {
 	XRequestId string
@@ -41929,6 +43059,8 @@ type DeletePlatformActionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -41943,6 +43075,8 @@ type DeletePlatformActionResponse struct {
 	Headers403 *DeletePlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeletePlatformActionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeletePlatformActionResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeletePlatformActionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -41967,6 +43101,11 @@ func (r DeletePlatformActionResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeletePlatformActionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeletePlatformActionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -42010,6 +43149,13 @@ func (r DeletePlatformActionResponse) ContentType() string {
 
 // GetPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for GetPlatformAction
 type GetPlatformActionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPlatformActionResponse304Headers the declared response headers of an HTTP 304 response for GetPlatformAction
+type GetPlatformActionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -42071,6 +43217,8 @@ type GetPlatformActionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPlatformActionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPlatformActionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPlatformActionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -42158,6 +43306,13 @@ func (r GetPlatformActionResponse) ContentType() string {
 
 // ExistsPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for ExistsPlatformAction
 type ExistsPlatformActionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPlatformActionResponse304Headers the declared response headers of an HTTP 304 response for ExistsPlatformAction
+type ExistsPlatformActionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -42208,6 +43363,8 @@ type ExistsPlatformActionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPlatformActionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPlatformActionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPlatformActionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -42278,6 +43435,7 @@ func (r ExistsPlatformActionResponse) ContentType() string {
 
 // PatchPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for PatchPlatformAction
 type PatchPlatformActionResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -42299,6 +43457,11 @@ type PatchPlatformActionResponse403Headers struct {
 
 // PatchPlatformActionResponse404Headers the declared response headers of an HTTP 404 response for PatchPlatformAction
 type PatchPlatformActionResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPlatformActionResponse412Headers the declared response headers of an HTTP 412 response for PatchPlatformAction
+type PatchPlatformActionResponse412Headers struct {
 	XRequestId string
 }
 
@@ -42334,6 +43497,8 @@ type PatchPlatformActionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -42352,6 +43517,8 @@ type PatchPlatformActionResponse struct {
 	Headers403 *PatchPlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchPlatformActionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchPlatformActionResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchPlatformActionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -42380,6 +43547,11 @@ func (r PatchPlatformActionResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchPlatformActionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchPlatformActionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -42433,6 +43605,7 @@ func (r PatchPlatformActionResponse) ContentType() string {
 
 // ReplacePlatformActionResponse200Headers the declared response headers of an HTTP 200 response for ReplacePlatformAction
 type ReplacePlatformActionResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -42454,6 +43627,11 @@ type ReplacePlatformActionResponse403Headers struct {
 
 // ReplacePlatformActionResponse404Headers the declared response headers of an HTTP 404 response for ReplacePlatformAction
 type ReplacePlatformActionResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplacePlatformActionResponse412Headers the declared response headers of an HTTP 412 response for ReplacePlatformAction
+type ReplacePlatformActionResponse412Headers struct {
 	XRequestId string
 }
 
@@ -42489,6 +43667,8 @@ type ReplacePlatformActionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -42507,6 +43687,8 @@ type ReplacePlatformActionResponse struct {
 	Headers403 *ReplacePlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplacePlatformActionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplacePlatformActionResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplacePlatformActionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -42535,6 +43717,11 @@ func (r ReplacePlatformActionResponse) GetApplicationproblemJSON403() *Forbidden
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplacePlatformActionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplacePlatformActionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -43039,6 +44226,7 @@ func (r ListPartitionFieldResponse) ContentType() string {
 
 // CreatePartitionFieldResponse201Headers the declared response headers of an HTTP 201 response for CreatePartitionField
 type CreatePartitionFieldResponse201Headers struct {
+	ETag               string
 	IdempotentReplayed *string
 	Location           string
 	XRequestId         string
@@ -43553,6 +44741,11 @@ type DeletePartitionFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// DeletePartitionFieldResponse412Headers the declared response headers of an HTTP 412 response for DeletePartitionField
+type DeletePartitionFieldResponse412Headers struct {
+	XRequestId string
+}
+
 // DeletePartitionFieldResponse500Headers the declared response headers of an HTTP 500 response for DeletePartitionField
 type DeletePartitionFieldResponse500Headers struct {
 	XRequestId string
@@ -43575,6 +44768,8 @@ type DeletePartitionFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -43589,6 +44784,8 @@ type DeletePartitionFieldResponse struct {
 	Headers403 *DeletePartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeletePartitionFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeletePartitionFieldResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeletePartitionFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -43613,6 +44810,11 @@ func (r DeletePartitionFieldResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeletePartitionFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeletePartitionFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -43656,6 +44858,13 @@ func (r DeletePartitionFieldResponse) ContentType() string {
 
 // GetPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for GetPartitionField
 type GetPartitionFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPartitionFieldResponse304Headers the declared response headers of an HTTP 304 response for GetPartitionField
+type GetPartitionFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -43717,6 +44926,8 @@ type GetPartitionFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPartitionFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPartitionFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPartitionFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -43804,6 +45015,13 @@ func (r GetPartitionFieldResponse) ContentType() string {
 
 // ExistsPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsPartitionField
 type ExistsPartitionFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPartitionFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsPartitionField
+type ExistsPartitionFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -43854,6 +45072,8 @@ type ExistsPartitionFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPartitionFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPartitionFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPartitionFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -43924,6 +45144,7 @@ func (r ExistsPartitionFieldResponse) ContentType() string {
 
 // PatchPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for PatchPartitionField
 type PatchPartitionFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -43945,6 +45166,11 @@ type PatchPartitionFieldResponse403Headers struct {
 
 // PatchPartitionFieldResponse404Headers the declared response headers of an HTTP 404 response for PatchPartitionField
 type PatchPartitionFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPartitionFieldResponse412Headers the declared response headers of an HTTP 412 response for PatchPartitionField
+type PatchPartitionFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -43980,6 +45206,8 @@ type PatchPartitionFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -43998,6 +45226,8 @@ type PatchPartitionFieldResponse struct {
 	Headers403 *PatchPartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchPartitionFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchPartitionFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchPartitionFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -44026,6 +45256,11 @@ func (r PatchPartitionFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchPartitionFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchPartitionFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -44079,6 +45314,7 @@ func (r PatchPartitionFieldResponse) ContentType() string {
 
 // ReplacePartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for ReplacePartitionField
 type ReplacePartitionFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -44100,6 +45336,11 @@ type ReplacePartitionFieldResponse403Headers struct {
 
 // ReplacePartitionFieldResponse404Headers the declared response headers of an HTTP 404 response for ReplacePartitionField
 type ReplacePartitionFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplacePartitionFieldResponse412Headers the declared response headers of an HTTP 412 response for ReplacePartitionField
+type ReplacePartitionFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -44135,6 +45376,8 @@ type ReplacePartitionFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -44153,6 +45396,8 @@ type ReplacePartitionFieldResponse struct {
 	Headers403 *ReplacePartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplacePartitionFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplacePartitionFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplacePartitionFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -44181,6 +45426,11 @@ func (r ReplacePartitionFieldResponse) GetApplicationproblemJSON403() *Forbidden
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplacePartitionFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplacePartitionFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -44964,6 +46214,13 @@ func (r SearchAchievementResponse) ContentType() string {
 
 // GetAchievementResponse200Headers the declared response headers of an HTTP 200 response for GetAchievement
 type GetAchievementResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetAchievementResponse304Headers the declared response headers of an HTTP 304 response for GetAchievement
+type GetAchievementResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -45025,6 +46282,8 @@ type GetAchievementResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAchievementResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetAchievementResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetAchievementResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -45112,6 +46371,13 @@ func (r GetAchievementResponse) ContentType() string {
 
 // ExistsAchievementResponse200Headers the declared response headers of an HTTP 200 response for ExistsAchievement
 type ExistsAchievementResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsAchievementResponse304Headers the declared response headers of an HTTP 304 response for ExistsAchievement
+type ExistsAchievementResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -45162,6 +46428,8 @@ type ExistsAchievementResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsAchievementResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsAchievementResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsAchievementResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -46027,6 +47295,13 @@ func (r SearchGradebookResponse) ContentType() string {
 
 // GetGradebookResponse200Headers the declared response headers of an HTTP 200 response for GetGradebook
 type GetGradebookResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetGradebookResponse304Headers the declared response headers of an HTTP 304 response for GetGradebook
+type GetGradebookResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -46088,6 +47363,8 @@ type GetGradebookResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGradebookResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetGradebookResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetGradebookResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -46175,6 +47452,13 @@ func (r GetGradebookResponse) ContentType() string {
 
 // ExistsGradebookResponse200Headers the declared response headers of an HTTP 200 response for ExistsGradebook
 type ExistsGradebookResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsGradebookResponse304Headers the declared response headers of an HTTP 304 response for ExistsGradebook
+type ExistsGradebookResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -46225,6 +47509,8 @@ type ExistsGradebookResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsGradebookResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsGradebookResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsGradebookResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -46889,6 +48175,7 @@ func (r ListPermissionResponse) ContentType() string {
 
 // CreatePermissionResponse201Headers the declared response headers of an HTTP 201 response for CreatePermission
 type CreatePermissionResponse201Headers struct {
+	ETag               string
 	IdempotentReplayed *string
 	Location           string
 	XRequestId         string
@@ -47403,6 +48690,11 @@ type DeletePermissionResponse404Headers struct {
 	XRequestId string
 }
 
+// DeletePermissionResponse412Headers the declared response headers of an HTTP 412 response for DeletePermission
+type DeletePermissionResponse412Headers struct {
+	XRequestId string
+}
+
 // DeletePermissionResponse500Headers the declared response headers of an HTTP 500 response for DeletePermission
 type DeletePermissionResponse500Headers struct {
 	XRequestId string
@@ -47425,6 +48717,8 @@ type DeletePermissionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -47439,6 +48733,8 @@ type DeletePermissionResponse struct {
 	Headers403 *DeletePermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeletePermissionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeletePermissionResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeletePermissionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -47463,6 +48759,11 @@ func (r DeletePermissionResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeletePermissionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeletePermissionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -47506,6 +48807,13 @@ func (r DeletePermissionResponse) ContentType() string {
 
 // GetPermissionResponse200Headers the declared response headers of an HTTP 200 response for GetPermission
 type GetPermissionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetPermissionResponse304Headers the declared response headers of an HTTP 304 response for GetPermission
+type GetPermissionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -47567,6 +48875,8 @@ type GetPermissionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPermissionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPermissionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetPermissionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -47654,6 +48964,13 @@ func (r GetPermissionResponse) ContentType() string {
 
 // ExistsPermissionResponse200Headers the declared response headers of an HTTP 200 response for ExistsPermission
 type ExistsPermissionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsPermissionResponse304Headers the declared response headers of an HTTP 304 response for ExistsPermission
+type ExistsPermissionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -47704,6 +49021,8 @@ type ExistsPermissionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsPermissionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsPermissionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsPermissionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -47774,6 +49093,7 @@ func (r ExistsPermissionResponse) ContentType() string {
 
 // PatchPermissionResponse200Headers the declared response headers of an HTTP 200 response for PatchPermission
 type PatchPermissionResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -47795,6 +49115,11 @@ type PatchPermissionResponse403Headers struct {
 
 // PatchPermissionResponse404Headers the declared response headers of an HTTP 404 response for PatchPermission
 type PatchPermissionResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPermissionResponse412Headers the declared response headers of an HTTP 412 response for PatchPermission
+type PatchPermissionResponse412Headers struct {
 	XRequestId string
 }
 
@@ -47830,6 +49155,8 @@ type PatchPermissionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -47848,6 +49175,8 @@ type PatchPermissionResponse struct {
 	Headers403 *PatchPermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchPermissionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchPermissionResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchPermissionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -47876,6 +49205,11 @@ func (r PatchPermissionResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchPermissionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchPermissionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -47929,6 +49263,7 @@ func (r PatchPermissionResponse) ContentType() string {
 
 // ReplacePermissionResponse200Headers the declared response headers of an HTTP 200 response for ReplacePermission
 type ReplacePermissionResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -47950,6 +49285,11 @@ type ReplacePermissionResponse403Headers struct {
 
 // ReplacePermissionResponse404Headers the declared response headers of an HTTP 404 response for ReplacePermission
 type ReplacePermissionResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplacePermissionResponse412Headers the declared response headers of an HTTP 412 response for ReplacePermission
+type ReplacePermissionResponse412Headers struct {
 	XRequestId string
 }
 
@@ -47985,6 +49325,8 @@ type ReplacePermissionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -48003,6 +49345,8 @@ type ReplacePermissionResponse struct {
 	Headers403 *ReplacePermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplacePermissionResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplacePermissionResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplacePermissionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -48031,6 +49375,11 @@ func (r ReplacePermissionResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplacePermissionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplacePermissionResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -49592,6 +50941,7 @@ func (r ListUserCommentResponse) ContentType() string {
 
 // CreateUserCommentResponse201Headers the declared response headers of an HTTP 201 response for CreateUserComment
 type CreateUserCommentResponse201Headers struct {
+	ETag               string
 	IdempotentReplayed *string
 	Location           string
 	XRequestId         string
@@ -50106,6 +51456,11 @@ type DeleteUserCommentResponse404Headers struct {
 	XRequestId string
 }
 
+// DeleteUserCommentResponse412Headers the declared response headers of an HTTP 412 response for DeleteUserComment
+type DeleteUserCommentResponse412Headers struct {
+	XRequestId string
+}
+
 // DeleteUserCommentResponse500Headers the declared response headers of an HTTP 500 response for DeleteUserComment
 type DeleteUserCommentResponse500Headers struct {
 	XRequestId string
@@ -50128,6 +51483,8 @@ type DeleteUserCommentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -50142,6 +51499,8 @@ type DeleteUserCommentResponse struct {
 	Headers403 *DeleteUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteUserCommentResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteUserCommentResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteUserCommentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -50166,6 +51525,11 @@ func (r DeleteUserCommentResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteUserCommentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeleteUserCommentResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -50209,6 +51573,13 @@ func (r DeleteUserCommentResponse) ContentType() string {
 
 // GetUserCommentResponse200Headers the declared response headers of an HTTP 200 response for GetUserComment
 type GetUserCommentResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetUserCommentResponse304Headers the declared response headers of an HTTP 304 response for GetUserComment
+type GetUserCommentResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -50270,6 +51641,8 @@ type GetUserCommentResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserCommentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetUserCommentResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserCommentResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -50357,6 +51730,13 @@ func (r GetUserCommentResponse) ContentType() string {
 
 // ExistsUserCommentResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserComment
 type ExistsUserCommentResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsUserCommentResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserComment
+type ExistsUserCommentResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -50407,6 +51787,8 @@ type ExistsUserCommentResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsUserCommentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsUserCommentResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsUserCommentResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -50477,6 +51859,7 @@ func (r ExistsUserCommentResponse) ContentType() string {
 
 // PatchUserCommentResponse200Headers the declared response headers of an HTTP 200 response for PatchUserComment
 type PatchUserCommentResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -50498,6 +51881,11 @@ type PatchUserCommentResponse403Headers struct {
 
 // PatchUserCommentResponse404Headers the declared response headers of an HTTP 404 response for PatchUserComment
 type PatchUserCommentResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchUserCommentResponse412Headers the declared response headers of an HTTP 412 response for PatchUserComment
+type PatchUserCommentResponse412Headers struct {
 	XRequestId string
 }
 
@@ -50533,6 +51921,8 @@ type PatchUserCommentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -50551,6 +51941,8 @@ type PatchUserCommentResponse struct {
 	Headers403 *PatchUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchUserCommentResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchUserCommentResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchUserCommentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -50579,6 +51971,11 @@ func (r PatchUserCommentResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchUserCommentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchUserCommentResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -50632,6 +52029,7 @@ func (r PatchUserCommentResponse) ContentType() string {
 
 // ReplaceUserCommentResponse200Headers the declared response headers of an HTTP 200 response for ReplaceUserComment
 type ReplaceUserCommentResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -50653,6 +52051,11 @@ type ReplaceUserCommentResponse403Headers struct {
 
 // ReplaceUserCommentResponse404Headers the declared response headers of an HTTP 404 response for ReplaceUserComment
 type ReplaceUserCommentResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplaceUserCommentResponse412Headers the declared response headers of an HTTP 412 response for ReplaceUserComment
+type ReplaceUserCommentResponse412Headers struct {
 	XRequestId string
 }
 
@@ -50688,6 +52091,8 @@ type ReplaceUserCommentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -50706,6 +52111,8 @@ type ReplaceUserCommentResponse struct {
 	Headers403 *ReplaceUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplaceUserCommentResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplaceUserCommentResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplaceUserCommentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -50734,6 +52141,11 @@ func (r ReplaceUserCommentResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplaceUserCommentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplaceUserCommentResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -51233,6 +52645,13 @@ func (r SearchUserConnectionResponse) ContentType() string {
 
 // GetUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for GetUserConnection
 type GetUserConnectionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetUserConnectionResponse304Headers the declared response headers of an HTTP 304 response for GetUserConnection
+type GetUserConnectionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -51294,6 +52713,8 @@ type GetUserConnectionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserConnectionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetUserConnectionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserConnectionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -51381,6 +52802,13 @@ func (r GetUserConnectionResponse) ContentType() string {
 
 // ExistsUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserConnection
 type ExistsUserConnectionResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsUserConnectionResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserConnection
+type ExistsUserConnectionResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -51431,6 +52859,8 @@ type ExistsUserConnectionResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsUserConnectionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsUserConnectionResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsUserConnectionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -51650,6 +53080,7 @@ func (r ListUserFieldResponse) ContentType() string {
 
 // CreateUserFieldResponse201Headers the declared response headers of an HTTP 201 response for CreateUserField
 type CreateUserFieldResponse201Headers struct {
+	ETag               string
 	IdempotentReplayed *string
 	Location           string
 	XRequestId         string
@@ -52164,6 +53595,11 @@ type DeleteUserFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// DeleteUserFieldResponse412Headers the declared response headers of an HTTP 412 response for DeleteUserField
+type DeleteUserFieldResponse412Headers struct {
+	XRequestId string
+}
+
 // DeleteUserFieldResponse500Headers the declared response headers of an HTTP 500 response for DeleteUserField
 type DeleteUserFieldResponse500Headers struct {
 	XRequestId string
@@ -52186,6 +53622,8 @@ type DeleteUserFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -52200,6 +53638,8 @@ type DeleteUserFieldResponse struct {
 	Headers403 *DeleteUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteUserFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteUserFieldResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteUserFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -52224,6 +53664,11 @@ func (r DeleteUserFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteUserFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DeleteUserFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -52267,6 +53712,13 @@ func (r DeleteUserFieldResponse) ContentType() string {
 
 // GetUserFieldResponse200Headers the declared response headers of an HTTP 200 response for GetUserField
 type GetUserFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetUserFieldResponse304Headers the declared response headers of an HTTP 304 response for GetUserField
+type GetUserFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -52328,6 +53780,8 @@ type GetUserFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetUserFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -52415,6 +53869,13 @@ func (r GetUserFieldResponse) ContentType() string {
 
 // ExistsUserFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserField
 type ExistsUserFieldResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsUserFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserField
+type ExistsUserFieldResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -52465,6 +53926,8 @@ type ExistsUserFieldResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsUserFieldResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsUserFieldResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsUserFieldResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -52535,6 +53998,7 @@ func (r ExistsUserFieldResponse) ContentType() string {
 
 // PatchUserFieldResponse200Headers the declared response headers of an HTTP 200 response for PatchUserField
 type PatchUserFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -52556,6 +54020,11 @@ type PatchUserFieldResponse403Headers struct {
 
 // PatchUserFieldResponse404Headers the declared response headers of an HTTP 404 response for PatchUserField
 type PatchUserFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchUserFieldResponse412Headers the declared response headers of an HTTP 412 response for PatchUserField
+type PatchUserFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -52591,6 +54060,8 @@ type PatchUserFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -52609,6 +54080,8 @@ type PatchUserFieldResponse struct {
 	Headers403 *PatchUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchUserFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchUserFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchUserFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -52637,6 +54110,11 @@ func (r PatchUserFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchUserFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r PatchUserFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -52690,6 +54168,7 @@ func (r PatchUserFieldResponse) ContentType() string {
 
 // ReplaceUserFieldResponse200Headers the declared response headers of an HTTP 200 response for ReplaceUserField
 type ReplaceUserFieldResponse200Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -52711,6 +54190,11 @@ type ReplaceUserFieldResponse403Headers struct {
 
 // ReplaceUserFieldResponse404Headers the declared response headers of an HTTP 404 response for ReplaceUserField
 type ReplaceUserFieldResponse404Headers struct {
+	XRequestId string
+}
+
+// ReplaceUserFieldResponse412Headers the declared response headers of an HTTP 412 response for ReplaceUserField
+type ReplaceUserFieldResponse412Headers struct {
 	XRequestId string
 }
 
@@ -52746,6 +54230,8 @@ type ReplaceUserFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -52764,6 +54250,8 @@ type ReplaceUserFieldResponse struct {
 	Headers403 *ReplaceUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplaceUserFieldResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ReplaceUserFieldResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReplaceUserFieldResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -52792,6 +54280,11 @@ func (r ReplaceUserFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplaceUserFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r ReplaceUserFieldResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -53142,6 +54635,13 @@ func (r SearchUserResponse) ContentType() string {
 
 // GetUserResponse200Headers the declared response headers of an HTTP 200 response for GetUser
 type GetUserResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetUserResponse304Headers the declared response headers of an HTTP 304 response for GetUser
+type GetUserResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -53203,6 +54703,8 @@ type GetUserResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetUserResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -53290,6 +54792,13 @@ func (r GetUserResponse) ContentType() string {
 
 // ExistsUserResponse200Headers the declared response headers of an HTTP 200 response for ExistsUser
 type ExistsUserResponse200Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// ExistsUserResponse304Headers the declared response headers of an HTTP 304 response for ExistsUser
+type ExistsUserResponse304Headers struct {
+	ETag       string
 	XRequestId string
 }
 
@@ -53340,6 +54849,8 @@ type ExistsUserResponse struct {
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExistsUserResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExistsUserResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ExistsUserResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -53982,8 +55493,8 @@ func (c *ClientWithResponses) GetMembershipDeletionWithResponse(ctx context.Cont
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships-deletions/{DeletionIdentifier} (the `ExistsMembershipDeletion` operationId).
-func (c *ClientWithResponses) ExistsMembershipDeletionWithResponse(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipDeletionResponse, error) {
-	rsp, err := c.ExistsMembershipDeletion(ctx, partition, deletionIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsMembershipDeletionWithResponse(ctx context.Context, partition Partition, deletionIdentifier openapi_types.UUID, params *ExistsMembershipDeletionParams, reqEditors ...RequestEditorFn) (*ExistsMembershipDeletionResponse, error) {
+	rsp, err := c.ExistsMembershipDeletion(ctx, partition, deletionIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54057,8 +55568,8 @@ func (c *ClientWithResponses) GetMembershipReasonWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships-reasons/{ReasonIdentifier} (the `ExistsMembershipReason` operationId).
-func (c *ClientWithResponses) ExistsMembershipReasonWithResponse(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipReasonResponse, error) {
-	rsp, err := c.ExistsMembershipReason(ctx, partition, reasonIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsMembershipReasonWithResponse(ctx context.Context, partition Partition, reasonIdentifier openapi_types.UUID, params *ExistsMembershipReasonParams, reqEditors ...RequestEditorFn) (*ExistsMembershipReasonResponse, error) {
+	rsp, err := c.ExistsMembershipReason(ctx, partition, reasonIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54117,8 +55628,8 @@ func (c *ClientWithResponses) GetMembershipWithResponse(ctx context.Context, par
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/memberships/{MembershipIdentifier} (the `ExistsMembership` operationId).
-func (c *ClientWithResponses) ExistsMembershipWithResponse(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsMembershipResponse, error) {
-	rsp, err := c.ExistsMembership(ctx, partition, membershipIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsMembershipWithResponse(ctx context.Context, partition Partition, membershipIdentifier openapi_types.UUID, params *ExistsMembershipParams, reqEditors ...RequestEditorFn) (*ExistsMembershipResponse, error) {
+	rsp, err := c.ExistsMembership(ctx, partition, membershipIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54207,8 +55718,8 @@ func (c *ClientWithResponses) GetPersonAddressWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
-func (c *ClientWithResponses) ExistsPersonAddressWithResponse(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonAddressResponse, error) {
-	rsp, err := c.ExistsPersonAddress(ctx, partition, addressIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPersonAddressWithResponse(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*ExistsPersonAddressResponse, error) {
+	rsp, err := c.ExistsPersonAddress(ctx, partition, addressIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54222,8 +55733,8 @@ func (c *ClientWithResponses) ExistsPersonAddressWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `DeletePersonField` operationId).
-func (c *ClientWithResponses) DeletePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePersonFieldResponse, error) {
-	rsp, err := c.DeletePersonField(ctx, partition, fieldIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeletePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *DeletePersonFieldParams, reqEditors ...RequestEditorFn) (*DeletePersonFieldResponse, error) {
+	rsp, err := c.DeletePersonField(ctx, partition, fieldIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54252,8 +55763,8 @@ func (c *ClientWithResponses) GetPersonFieldWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ExistsPersonField` operationId).
-func (c *ClientWithResponses) ExistsPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonFieldResponse, error) {
-	rsp, err := c.ExistsPersonField(ctx, partition, fieldIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ExistsPersonFieldParams, reqEditors ...RequestEditorFn) (*ExistsPersonFieldResponse, error) {
+	rsp, err := c.ExistsPersonField(ctx, partition, fieldIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54267,8 +55778,8 @@ func (c *ClientWithResponses) ExistsPersonFieldWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *ClientWithResponses) PatchPersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
-	rsp, err := c.PatchPersonFieldWithBody(ctx, partition, fieldIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchPersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
+	rsp, err := c.PatchPersonFieldWithBody(ctx, partition, fieldIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54282,8 +55793,8 @@ func (c *ClientWithResponses) PatchPersonFieldWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *ClientWithResponses) PatchPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
-	rsp, err := c.PatchPersonField(ctx, partition, fieldIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
+	rsp, err := c.PatchPersonField(ctx, partition, fieldIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54297,8 +55808,8 @@ func (c *ClientWithResponses) PatchPersonFieldWithResponse(ctx context.Context, 
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `PatchPersonField` operationId).
-func (c *ClientWithResponses) PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
-	rsp, err := c.PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, fieldIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *PatchPersonFieldParams, body PatchPersonFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPersonFieldResponse, error) {
+	rsp, err := c.PatchPersonFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, fieldIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54312,8 +55823,8 @@ func (c *ClientWithResponses) PatchPersonFieldWithApplicationMergePatchPlusJSONB
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-func (c *ClientWithResponses) ReplacePersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error) {
-	rsp, err := c.ReplacePersonFieldWithBody(ctx, partition, fieldIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePersonFieldWithBodyWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error) {
+	rsp, err := c.ReplacePersonFieldWithBody(ctx, partition, fieldIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54327,8 +55838,8 @@ func (c *ClientWithResponses) ReplacePersonFieldWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/directory/people-fields/{FieldIdentifier} (the `ReplacePersonField` operationId).
-func (c *ClientWithResponses) ReplacePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error) {
-	rsp, err := c.ReplacePersonField(ctx, partition, fieldIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePersonFieldWithResponse(ctx context.Context, partition Partition, fieldIdentifier openapi_types.UUID, params *ReplacePersonFieldParams, body ReplacePersonFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePersonFieldResponse, error) {
+	rsp, err := c.ReplacePersonField(ctx, partition, fieldIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54387,8 +55898,8 @@ func (c *ClientWithResponses) GetPersonWithResponse(ctx context.Context, partiti
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/directory/people/{PersonIdentifier} (the `ExistsPerson` operationId).
-func (c *ClientWithResponses) ExistsPersonWithResponse(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPersonResponse, error) {
-	rsp, err := c.ExistsPerson(ctx, partition, personIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPersonWithResponse(ctx context.Context, partition Partition, personIdentifier openapi_types.UUID, params *ExistsPersonParams, reqEditors ...RequestEditorFn) (*ExistsPersonResponse, error) {
+	rsp, err := c.ExistsPerson(ctx, partition, personIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54516,8 +56027,8 @@ func (c *ClientWithResponses) SearchPlatformActionWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/platform/actions/{ActionIdentifier} (the `DeletePlatformAction` operationId).
-func (c *ClientWithResponses) DeletePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePlatformActionResponse, error) {
-	rsp, err := c.DeletePlatformAction(ctx, partition, actionIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeletePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *DeletePlatformActionParams, reqEditors ...RequestEditorFn) (*DeletePlatformActionResponse, error) {
+	rsp, err := c.DeletePlatformAction(ctx, partition, actionIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54546,8 +56057,8 @@ func (c *ClientWithResponses) GetPlatformActionWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/platform/actions/{ActionIdentifier} (the `ExistsPlatformAction` operationId).
-func (c *ClientWithResponses) ExistsPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPlatformActionResponse, error) {
-	rsp, err := c.ExistsPlatformAction(ctx, partition, actionIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ExistsPlatformActionParams, reqEditors ...RequestEditorFn) (*ExistsPlatformActionResponse, error) {
+	rsp, err := c.ExistsPlatformAction(ctx, partition, actionIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54561,8 +56072,8 @@ func (c *ClientWithResponses) ExistsPlatformActionWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *ClientWithResponses) PatchPlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
-	rsp, err := c.PatchPlatformActionWithBody(ctx, partition, actionIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchPlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
+	rsp, err := c.PatchPlatformActionWithBody(ctx, partition, actionIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54576,8 +56087,8 @@ func (c *ClientWithResponses) PatchPlatformActionWithBodyWithResponse(ctx contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *ClientWithResponses) PatchPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
-	rsp, err := c.PatchPlatformAction(ctx, partition, actionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
+	rsp, err := c.PatchPlatformAction(ctx, partition, actionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54591,8 +56102,8 @@ func (c *ClientWithResponses) PatchPlatformActionWithResponse(ctx context.Contex
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/actions/{ActionIdentifier} (the `PatchPlatformAction` operationId).
-func (c *ClientWithResponses) PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
-	rsp, err := c.PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx, partition, actionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *PatchPlatformActionParams, body PatchPlatformActionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPlatformActionResponse, error) {
+	rsp, err := c.PatchPlatformActionWithApplicationMergePatchPlusJSONBody(ctx, partition, actionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54606,8 +56117,8 @@ func (c *ClientWithResponses) PatchPlatformActionWithApplicationMergePatchPlusJS
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-func (c *ClientWithResponses) ReplacePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error) {
-	rsp, err := c.ReplacePlatformActionWithBody(ctx, partition, actionIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePlatformActionWithBodyWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error) {
+	rsp, err := c.ReplacePlatformActionWithBody(ctx, partition, actionIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54621,8 +56132,8 @@ func (c *ClientWithResponses) ReplacePlatformActionWithBodyWithResponse(ctx cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/platform/actions/{ActionIdentifier} (the `ReplacePlatformAction` operationId).
-func (c *ClientWithResponses) ReplacePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error) {
-	rsp, err := c.ReplacePlatformAction(ctx, partition, actionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePlatformActionWithResponse(ctx context.Context, partition Partition, actionIdentifier openapi_types.UUID, params *ReplacePlatformActionParams, body ReplacePlatformActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePlatformActionResponse, error) {
+	rsp, err := c.ReplacePlatformAction(ctx, partition, actionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54737,8 +56248,8 @@ func (c *ClientWithResponses) SearchPartitionFieldWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `DeletePartitionField` operationId).
-func (c *ClientWithResponses) DeletePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePartitionFieldResponse, error) {
-	rsp, err := c.DeletePartitionField(ctx, partition, settingIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeletePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeletePartitionFieldParams, reqEditors ...RequestEditorFn) (*DeletePartitionFieldResponse, error) {
+	rsp, err := c.DeletePartitionField(ctx, partition, settingIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54767,8 +56278,8 @@ func (c *ClientWithResponses) GetPartitionFieldWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ExistsPartitionField` operationId).
-func (c *ClientWithResponses) ExistsPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPartitionFieldResponse, error) {
-	rsp, err := c.ExistsPartitionField(ctx, partition, settingIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsPartitionFieldParams, reqEditors ...RequestEditorFn) (*ExistsPartitionFieldResponse, error) {
+	rsp, err := c.ExistsPartitionField(ctx, partition, settingIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54782,8 +56293,8 @@ func (c *ClientWithResponses) ExistsPartitionFieldWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *ClientWithResponses) PatchPartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
-	rsp, err := c.PatchPartitionFieldWithBody(ctx, partition, settingIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchPartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
+	rsp, err := c.PatchPartitionFieldWithBody(ctx, partition, settingIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54797,8 +56308,8 @@ func (c *ClientWithResponses) PatchPartitionFieldWithBodyWithResponse(ctx contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *ClientWithResponses) PatchPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
-	rsp, err := c.PatchPartitionField(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
+	rsp, err := c.PatchPartitionField(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54812,8 +56323,8 @@ func (c *ClientWithResponses) PatchPartitionFieldWithResponse(ctx context.Contex
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `PatchPartitionField` operationId).
-func (c *ClientWithResponses) PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
-	rsp, err := c.PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchPartitionFieldParams, body PatchPartitionFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartitionFieldResponse, error) {
+	rsp, err := c.PatchPartitionFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54827,8 +56338,8 @@ func (c *ClientWithResponses) PatchPartitionFieldWithApplicationMergePatchPlusJS
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-func (c *ClientWithResponses) ReplacePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error) {
-	rsp, err := c.ReplacePartitionFieldWithBody(ctx, partition, settingIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePartitionFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error) {
+	rsp, err := c.ReplacePartitionFieldWithBody(ctx, partition, settingIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54842,8 +56353,8 @@ func (c *ClientWithResponses) ReplacePartitionFieldWithBodyWithResponse(ctx cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/platform/partitions-fields/{SettingIdentifier} (the `ReplacePartitionField` operationId).
-func (c *ClientWithResponses) ReplacePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error) {
-	rsp, err := c.ReplacePartitionField(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePartitionFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplacePartitionFieldParams, body ReplacePartitionFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePartitionFieldResponse, error) {
+	rsp, err := c.ReplacePartitionField(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -54945,8 +56456,8 @@ func (c *ClientWithResponses) GetAchievementWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/progress/achievements/{AchievementIdentifier} (the `ExistsAchievement` operationId).
-func (c *ClientWithResponses) ExistsAchievementWithResponse(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsAchievementResponse, error) {
-	rsp, err := c.ExistsAchievement(ctx, partition, achievementIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsAchievementWithResponse(ctx context.Context, partition Partition, achievementIdentifier openapi_types.UUID, params *ExistsAchievementParams, reqEditors ...RequestEditorFn) (*ExistsAchievementResponse, error) {
+	rsp, err := c.ExistsAchievement(ctx, partition, achievementIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55054,8 +56565,8 @@ func (c *ClientWithResponses) GetGradebookWithResponse(ctx context.Context, part
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/progress/gradebooks/{GradebookIdentifier} (the `ExistsGradebook` operationId).
-func (c *ClientWithResponses) ExistsGradebookWithResponse(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsGradebookResponse, error) {
-	rsp, err := c.ExistsGradebook(ctx, partition, gradebookIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsGradebookWithResponse(ctx context.Context, partition Partition, gradebookIdentifier openapi_types.UUID, params *ExistsGradebookParams, reqEditors ...RequestEditorFn) (*ExistsGradebookResponse, error) {
+	rsp, err := c.ExistsGradebook(ctx, partition, gradebookIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55209,8 +56720,8 @@ func (c *ClientWithResponses) SearchPermissionWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/security/permissions/{PermissionIdentifier} (the `DeletePermission` operationId).
-func (c *ClientWithResponses) DeletePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePermissionResponse, error) {
-	rsp, err := c.DeletePermission(ctx, partition, permissionIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeletePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *DeletePermissionParams, reqEditors ...RequestEditorFn) (*DeletePermissionResponse, error) {
+	rsp, err := c.DeletePermission(ctx, partition, permissionIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55239,8 +56750,8 @@ func (c *ClientWithResponses) GetPermissionWithResponse(ctx context.Context, par
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ExistsPermission` operationId).
-func (c *ClientWithResponses) ExistsPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsPermissionResponse, error) {
-	rsp, err := c.ExistsPermission(ctx, partition, permissionIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ExistsPermissionParams, reqEditors ...RequestEditorFn) (*ExistsPermissionResponse, error) {
+	rsp, err := c.ExistsPermission(ctx, partition, permissionIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55254,8 +56765,8 @@ func (c *ClientWithResponses) ExistsPermissionWithResponse(ctx context.Context, 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *ClientWithResponses) PatchPermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
-	rsp, err := c.PatchPermissionWithBody(ctx, partition, permissionIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchPermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
+	rsp, err := c.PatchPermissionWithBody(ctx, partition, permissionIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55269,8 +56780,8 @@ func (c *ClientWithResponses) PatchPermissionWithBodyWithResponse(ctx context.Co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *ClientWithResponses) PatchPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
-	rsp, err := c.PatchPermission(ctx, partition, permissionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
+	rsp, err := c.PatchPermission(ctx, partition, permissionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55284,8 +56795,8 @@ func (c *ClientWithResponses) PatchPermissionWithResponse(ctx context.Context, p
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/permissions/{PermissionIdentifier} (the `PatchPermission` operationId).
-func (c *ClientWithResponses) PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
-	rsp, err := c.PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx, partition, permissionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *PatchPermissionParams, body PatchPermissionApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPermissionResponse, error) {
+	rsp, err := c.PatchPermissionWithApplicationMergePatchPlusJSONBody(ctx, partition, permissionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55299,8 +56810,8 @@ func (c *ClientWithResponses) PatchPermissionWithApplicationMergePatchPlusJSONBo
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-func (c *ClientWithResponses) ReplacePermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error) {
-	rsp, err := c.ReplacePermissionWithBody(ctx, partition, permissionIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePermissionWithBodyWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error) {
+	rsp, err := c.ReplacePermissionWithBody(ctx, partition, permissionIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55314,8 +56825,8 @@ func (c *ClientWithResponses) ReplacePermissionWithBodyWithResponse(ctx context.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/permissions/{PermissionIdentifier} (the `ReplacePermission` operationId).
-func (c *ClientWithResponses) ReplacePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error) {
-	rsp, err := c.ReplacePermission(ctx, partition, permissionIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplacePermissionWithResponse(ctx context.Context, partition Partition, permissionIdentifier openapi_types.UUID, params *ReplacePermissionParams, body ReplacePermissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplacePermissionResponse, error) {
+	rsp, err := c.ReplacePermission(ctx, partition, permissionIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55561,8 +57072,8 @@ func (c *ClientWithResponses) SearchUserCommentWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/security/users-comments/{CommentIdentifier} (the `DeleteUserComment` operationId).
-func (c *ClientWithResponses) DeleteUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUserCommentResponse, error) {
-	rsp, err := c.DeleteUserComment(ctx, partition, commentIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeleteUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *DeleteUserCommentParams, reqEditors ...RequestEditorFn) (*DeleteUserCommentResponse, error) {
+	rsp, err := c.DeleteUserComment(ctx, partition, commentIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55591,8 +57102,8 @@ func (c *ClientWithResponses) GetUserCommentWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ExistsUserComment` operationId).
-func (c *ClientWithResponses) ExistsUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserCommentResponse, error) {
-	rsp, err := c.ExistsUserComment(ctx, partition, commentIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ExistsUserCommentParams, reqEditors ...RequestEditorFn) (*ExistsUserCommentResponse, error) {
+	rsp, err := c.ExistsUserComment(ctx, partition, commentIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55606,8 +57117,8 @@ func (c *ClientWithResponses) ExistsUserCommentWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *ClientWithResponses) PatchUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
-	rsp, err := c.PatchUserCommentWithBody(ctx, partition, commentIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
+	rsp, err := c.PatchUserCommentWithBody(ctx, partition, commentIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55621,8 +57132,8 @@ func (c *ClientWithResponses) PatchUserCommentWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *ClientWithResponses) PatchUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
-	rsp, err := c.PatchUserComment(ctx, partition, commentIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
+	rsp, err := c.PatchUserComment(ctx, partition, commentIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55636,8 +57147,8 @@ func (c *ClientWithResponses) PatchUserCommentWithResponse(ctx context.Context, 
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-comments/{CommentIdentifier} (the `PatchUserComment` operationId).
-func (c *ClientWithResponses) PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
-	rsp, err := c.PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx, partition, commentIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *PatchUserCommentParams, body PatchUserCommentApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserCommentResponse, error) {
+	rsp, err := c.PatchUserCommentWithApplicationMergePatchPlusJSONBody(ctx, partition, commentIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55651,8 +57162,8 @@ func (c *ClientWithResponses) PatchUserCommentWithApplicationMergePatchPlusJSONB
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-func (c *ClientWithResponses) ReplaceUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error) {
-	rsp, err := c.ReplaceUserCommentWithBody(ctx, partition, commentIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplaceUserCommentWithBodyWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error) {
+	rsp, err := c.ReplaceUserCommentWithBody(ctx, partition, commentIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55666,8 +57177,8 @@ func (c *ClientWithResponses) ReplaceUserCommentWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/users-comments/{CommentIdentifier} (the `ReplaceUserComment` operationId).
-func (c *ClientWithResponses) ReplaceUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error) {
-	rsp, err := c.ReplaceUserComment(ctx, partition, commentIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplaceUserCommentWithResponse(ctx context.Context, partition Partition, commentIdentifier openapi_types.UUID, params *ReplaceUserCommentParams, body ReplaceUserCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserCommentResponse, error) {
+	rsp, err := c.ReplaceUserComment(ctx, partition, commentIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55741,8 +57252,8 @@ func (c *ClientWithResponses) GetUserConnectionWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/security/users-connections/{FromUserIdentifier}/{ToUserIdentifier} (the `ExistsUserConnection` operationId).
-func (c *ClientWithResponses) ExistsUserConnectionWithResponse(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserConnectionResponse, error) {
-	rsp, err := c.ExistsUserConnection(ctx, partition, fromUserIdentifier, toUserIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsUserConnectionWithResponse(ctx context.Context, partition Partition, fromUserIdentifier openapi_types.UUID, toUserIdentifier openapi_types.UUID, params *ExistsUserConnectionParams, reqEditors ...RequestEditorFn) (*ExistsUserConnectionResponse, error) {
+	rsp, err := c.ExistsUserConnection(ctx, partition, fromUserIdentifier, toUserIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55831,8 +57342,8 @@ func (c *ClientWithResponses) SearchUserFieldWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v2/{partition}/security/users-fields/{SettingIdentifier} (the `DeleteUserField` operationId).
-func (c *ClientWithResponses) DeleteUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUserFieldResponse, error) {
-	rsp, err := c.DeleteUserField(ctx, partition, settingIdentifier, reqEditors...)
+func (c *ClientWithResponses) DeleteUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *DeleteUserFieldParams, reqEditors ...RequestEditorFn) (*DeleteUserFieldResponse, error) {
+	rsp, err := c.DeleteUserField(ctx, partition, settingIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55861,8 +57372,8 @@ func (c *ClientWithResponses) GetUserFieldWithResponse(ctx context.Context, part
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ExistsUserField` operationId).
-func (c *ClientWithResponses) ExistsUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserFieldResponse, error) {
-	rsp, err := c.ExistsUserField(ctx, partition, settingIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ExistsUserFieldParams, reqEditors ...RequestEditorFn) (*ExistsUserFieldResponse, error) {
+	rsp, err := c.ExistsUserField(ctx, partition, settingIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55876,8 +57387,8 @@ func (c *ClientWithResponses) ExistsUserFieldWithResponse(ctx context.Context, p
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *ClientWithResponses) PatchUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
-	rsp, err := c.PatchUserFieldWithBody(ctx, partition, settingIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
+	rsp, err := c.PatchUserFieldWithBody(ctx, partition, settingIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55891,8 +57402,8 @@ func (c *ClientWithResponses) PatchUserFieldWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *ClientWithResponses) PatchUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
-	rsp, err := c.PatchUserField(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
+	rsp, err := c.PatchUserField(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55906,8 +57417,8 @@ func (c *ClientWithResponses) PatchUserFieldWithResponse(ctx context.Context, pa
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v2/{partition}/security/users-fields/{SettingIdentifier} (the `PatchUserField` operationId).
-func (c *ClientWithResponses) PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
-	rsp, err := c.PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *PatchUserFieldParams, body PatchUserFieldApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserFieldResponse, error) {
+	rsp, err := c.PatchUserFieldWithApplicationMergePatchPlusJSONBody(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55921,8 +57432,8 @@ func (c *ClientWithResponses) PatchUserFieldWithApplicationMergePatchPlusJSONBod
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-func (c *ClientWithResponses) ReplaceUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error) {
-	rsp, err := c.ReplaceUserFieldWithBody(ctx, partition, settingIdentifier, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplaceUserFieldWithBodyWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error) {
+	rsp, err := c.ReplaceUserFieldWithBody(ctx, partition, settingIdentifier, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55936,8 +57447,8 @@ func (c *ClientWithResponses) ReplaceUserFieldWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v2/{partition}/security/users-fields/{SettingIdentifier} (the `ReplaceUserField` operationId).
-func (c *ClientWithResponses) ReplaceUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error) {
-	rsp, err := c.ReplaceUserField(ctx, partition, settingIdentifier, body, reqEditors...)
+func (c *ClientWithResponses) ReplaceUserFieldWithResponse(ctx context.Context, partition Partition, settingIdentifier openapi_types.UUID, params *ReplaceUserFieldParams, body ReplaceUserFieldJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceUserFieldResponse, error) {
+	rsp, err := c.ReplaceUserField(ctx, partition, settingIdentifier, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -55996,8 +57507,8 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, partition
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v2/{partition}/security/users/{UserIdentifier} (the `ExistsUser` operationId).
-func (c *ClientWithResponses) ExistsUserWithResponse(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, reqEditors ...RequestEditorFn) (*ExistsUserResponse, error) {
-	rsp, err := c.ExistsUser(ctx, partition, userIdentifier, reqEditors...)
+func (c *ClientWithResponses) ExistsUserWithResponse(ctx context.Context, partition Partition, userIdentifier openapi_types.UUID, params *ExistsUserParams, reqEditors ...RequestEditorFn) (*ExistsUserResponse, error) {
+	rsp, err := c.ExistsUser(ctx, partition, userIdentifier, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -60706,6 +62217,9 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60760,6 +62274,13 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetMembershipDeletionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60768,6 +62289,23 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMembershipDeletionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetMembershipDeletionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -60874,6 +62412,9 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60917,6 +62458,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsMembershipDeletionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60925,6 +62473,23 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsMembershipDeletionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsMembershipDeletionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -61561,6 +63126,9 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61615,6 +63183,13 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetMembershipReasonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61623,6 +63198,23 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMembershipReasonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetMembershipReasonResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -61729,6 +63321,9 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61772,6 +63367,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsMembershipReasonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61780,6 +63382,23 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsMembershipReasonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsMembershipReasonResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -62234,6 +63853,9 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -62288,6 +63910,13 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetMembershipResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62296,6 +63925,23 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMembershipResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetMembershipResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -62402,6 +64048,9 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -62445,6 +64094,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsMembershipResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62453,6 +64109,23 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsMembershipResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsMembershipResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -63271,6 +64944,9 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63325,6 +65001,13 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPersonAddressResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63333,6 +65016,23 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPersonAddressResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPersonAddressResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -63439,6 +65139,9 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63482,6 +65185,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPersonAddressResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63490,6 +65200,23 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPersonAddressResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPersonAddressResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -63614,6 +65341,13 @@ func ParseDeletePersonFieldResponse(rsp *http.Response) (*DeletePersonFieldRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63688,6 +65422,16 @@ func ParseDeletePersonFieldResponse(rsp *http.Response) (*DeletePersonFieldRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeletePersonFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeletePersonFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -63740,6 +65484,9 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -63795,6 +65542,13 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPersonFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63803,6 +65557,23 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPersonFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPersonFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -63909,6 +65680,9 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63952,6 +65726,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPersonFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63960,6 +65741,23 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPersonFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPersonFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64084,6 +65882,13 @@ func ParsePatchPersonFieldResponse(rsp *http.Response) (*PatchPersonFieldRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64117,6 +65922,13 @@ func ParsePatchPersonFieldResponse(rsp *http.Response) (*PatchPersonFieldRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchPersonFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64172,6 +65984,16 @@ func ParsePatchPersonFieldResponse(rsp *http.Response) (*PatchPersonFieldRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchPersonFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchPersonFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64269,6 +66091,13 @@ func ParseReplacePersonFieldResponse(rsp *http.Response) (*ReplacePersonFieldRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64302,6 +66131,13 @@ func ParseReplacePersonFieldResponse(rsp *http.Response) (*ReplacePersonFieldRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplacePersonFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64357,6 +66193,16 @@ func ParseReplacePersonFieldResponse(rsp *http.Response) (*ReplacePersonFieldRes
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplacePersonFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplacePersonFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64784,6 +66630,9 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64838,6 +66687,13 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPersonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64846,6 +66702,23 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPersonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPersonResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64952,6 +66825,9 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64995,6 +66871,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPersonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65003,6 +66886,23 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPersonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPersonResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -65616,6 +67516,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePlatformActionResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -66163,6 +68070,13 @@ func ParseDeletePlatformActionResponse(rsp *http.Response) (*DeletePlatformActio
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66237,6 +68151,16 @@ func ParseDeletePlatformActionResponse(rsp *http.Response) (*DeletePlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeletePlatformActionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeletePlatformActionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66289,6 +68213,9 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -66344,6 +68271,13 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPlatformActionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66352,6 +68286,23 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPlatformActionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPlatformActionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66458,6 +68409,9 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66501,6 +68455,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPlatformActionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66509,6 +68470,23 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPlatformActionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPlatformActionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66633,6 +68611,13 @@ func ParsePatchPlatformActionResponse(rsp *http.Response) (*PatchPlatformActionR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66666,6 +68651,13 @@ func ParsePatchPlatformActionResponse(rsp *http.Response) (*PatchPlatformActionR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchPlatformActionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66721,6 +68713,16 @@ func ParsePatchPlatformActionResponse(rsp *http.Response) (*PatchPlatformActionR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchPlatformActionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchPlatformActionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66818,6 +68820,13 @@ func ParseReplacePlatformActionResponse(rsp *http.Response) (*ReplacePlatformAct
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66851,6 +68860,13 @@ func ParseReplacePlatformActionResponse(rsp *http.Response) (*ReplacePlatformAct
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplacePlatformActionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66906,6 +68922,16 @@ func ParseReplacePlatformActionResponse(rsp *http.Response) (*ReplacePlatformAct
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplacePlatformActionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplacePlatformActionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -67487,6 +69513,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePartitionFieldResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -68034,6 +70067,13 @@ func ParseDeletePartitionFieldResponse(rsp *http.Response) (*DeletePartitionFiel
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -68108,6 +70148,16 @@ func ParseDeletePartitionFieldResponse(rsp *http.Response) (*DeletePartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeletePartitionFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeletePartitionFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -68160,6 +70210,9 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -68215,6 +70268,13 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68223,6 +70283,23 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPartitionFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPartitionFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -68329,6 +70406,9 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -68372,6 +70452,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68380,6 +70467,23 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPartitionFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPartitionFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -68504,6 +70608,13 @@ func ParsePatchPartitionFieldResponse(rsp *http.Response) (*PatchPartitionFieldR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -68537,6 +70648,13 @@ func ParsePatchPartitionFieldResponse(rsp *http.Response) (*PatchPartitionFieldR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68592,6 +70710,16 @@ func ParsePatchPartitionFieldResponse(rsp *http.Response) (*PatchPartitionFieldR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchPartitionFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchPartitionFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -68689,6 +70817,13 @@ func ParseReplacePartitionFieldResponse(rsp *http.Response) (*ReplacePartitionFi
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -68722,6 +70857,13 @@ func ParseReplacePartitionFieldResponse(rsp *http.Response) (*ReplacePartitionFi
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplacePartitionFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68777,6 +70919,16 @@ func ParseReplacePartitionFieldResponse(rsp *http.Response) (*ReplacePartitionFi
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplacePartitionFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplacePartitionFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -69661,6 +71813,9 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -69715,6 +71870,13 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetAchievementResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69723,6 +71885,23 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetAchievementResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetAchievementResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -69829,6 +72008,9 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -69872,6 +72054,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsAchievementResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69880,6 +72069,23 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsAchievementResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsAchievementResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -70951,6 +73157,9 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71005,6 +73214,13 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetGradebookResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71013,6 +73229,23 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetGradebookResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetGradebookResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71119,6 +73352,9 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71162,6 +73398,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsGradebookResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71170,6 +73413,23 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsGradebookResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsGradebookResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71997,6 +74257,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePermissionResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -72544,6 +74811,13 @@ func ParseDeletePermissionResponse(rsp *http.Response) (*DeletePermissionRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -72618,6 +74892,16 @@ func ParseDeletePermissionResponse(rsp *http.Response) (*DeletePermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeletePermissionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeletePermissionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -72670,6 +74954,9 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -72725,6 +75012,13 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPermissionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72733,6 +75027,23 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPermissionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPermissionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -72839,6 +75150,9 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -72882,6 +75196,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsPermissionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72890,6 +75211,23 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsPermissionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsPermissionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -73014,6 +75352,13 @@ func ParsePatchPermissionResponse(rsp *http.Response) (*PatchPermissionResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -73047,6 +75392,13 @@ func ParsePatchPermissionResponse(rsp *http.Response) (*PatchPermissionResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchPermissionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73102,6 +75454,16 @@ func ParsePatchPermissionResponse(rsp *http.Response) (*PatchPermissionResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchPermissionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchPermissionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -73199,6 +75561,13 @@ func ParseReplacePermissionResponse(rsp *http.Response) (*ReplacePermissionRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -73232,6 +75601,13 @@ func ParseReplacePermissionResponse(rsp *http.Response) (*ReplacePermissionRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplacePermissionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73287,6 +75663,16 @@ func ParseReplacePermissionResponse(rsp *http.Response) (*ReplacePermissionRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplacePermissionResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplacePermissionResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -75101,6 +77487,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateUserCommentResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -75648,6 +78041,13 @@ func ParseDeleteUserCommentResponse(rsp *http.Response) (*DeleteUserCommentRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -75722,6 +78122,16 @@ func ParseDeleteUserCommentResponse(rsp *http.Response) (*DeleteUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteUserCommentResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteUserCommentResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -75774,6 +78184,9 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -75829,6 +78242,13 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetUserCommentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75837,6 +78257,23 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetUserCommentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetUserCommentResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -75943,6 +78380,9 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -75986,6 +78426,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsUserCommentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75994,6 +78441,23 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsUserCommentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsUserCommentResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76118,6 +78582,13 @@ func ParsePatchUserCommentResponse(rsp *http.Response) (*PatchUserCommentRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76151,6 +78622,13 @@ func ParsePatchUserCommentResponse(rsp *http.Response) (*PatchUserCommentRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchUserCommentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76206,6 +78684,16 @@ func ParsePatchUserCommentResponse(rsp *http.Response) (*PatchUserCommentRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchUserCommentResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchUserCommentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76303,6 +78791,13 @@ func ParseReplaceUserCommentResponse(rsp *http.Response) (*ReplaceUserCommentRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76336,6 +78831,13 @@ func ParseReplaceUserCommentResponse(rsp *http.Response) (*ReplaceUserCommentRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplaceUserCommentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76391,6 +78893,16 @@ func ParseReplaceUserCommentResponse(rsp *http.Response) (*ReplaceUserCommentRes
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplaceUserCommentResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplaceUserCommentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -77000,6 +79512,9 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -77054,6 +79569,13 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetUserConnectionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77062,6 +79584,23 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetUserConnectionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetUserConnectionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -77168,6 +79707,9 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -77211,6 +79753,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsUserConnectionResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77219,6 +79768,23 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsUserConnectionResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsUserConnectionResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -77576,6 +80142,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateUserFieldResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -78123,6 +80696,13 @@ func ParseDeleteUserFieldResponse(rsp *http.Response) (*DeleteUserFieldResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -78197,6 +80777,16 @@ func ParseDeleteUserFieldResponse(rsp *http.Response) (*DeleteUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteUserFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteUserFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -78249,6 +80839,9 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -78304,6 +80897,13 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetUserFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78312,6 +80912,23 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetUserFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetUserFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -78418,6 +81035,9 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -78461,6 +81081,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsUserFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78469,6 +81096,23 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsUserFieldResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsUserFieldResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -78593,6 +81237,13 @@ func ParsePatchUserFieldResponse(rsp *http.Response) (*PatchUserFieldResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -78626,6 +81277,13 @@ func ParsePatchUserFieldResponse(rsp *http.Response) (*PatchUserFieldResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchUserFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78681,6 +81339,16 @@ func ParsePatchUserFieldResponse(rsp *http.Response) (*PatchUserFieldResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchUserFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PatchUserFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -78778,6 +81446,13 @@ func ParseReplaceUserFieldResponse(rsp *http.Response) (*ReplaceUserFieldRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -78811,6 +81486,13 @@ func ParseReplaceUserFieldResponse(rsp *http.Response) (*ReplaceUserFieldRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReplaceUserFieldResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78866,6 +81548,16 @@ func ParseReplaceUserFieldResponse(rsp *http.Response) (*ReplaceUserFieldRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers ReplaceUserFieldResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReplaceUserFieldResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -79293,6 +81985,9 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -79347,6 +82042,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetUserResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79355,6 +82057,23 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetUserResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetUserResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -79461,6 +82180,9 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -79504,6 +82226,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExistsUserResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79512,6 +82241,23 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExistsUserResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ExistsUserResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
