@@ -12,17 +12,14 @@ import (
 	"github.com/google/uuid"
 
 	"credo/engine"
+	"credo/internal/groupsuite"
 	"credo/internal/testenv"
 )
 
 // etagOf asserts that an answer carries a strong, quoted ETag and returns it.
 func etagOf(t *testing.T, what string, r response) string {
 	t.Helper()
-	tag := r.header.Get("ETag")
-	if len(tag) < 3 || tag[0] != '"' || tag[len(tag)-1] != '"' {
-		t.Fatalf("%s: ETag %q, want a strong quoted entity tag", what, tag)
-	}
-	return tag
+	return groupsuite.ETagOf(t, what, r.suite())
 }
 
 // expectPrecondition asserts a 412 problem document.

@@ -20,7 +20,8 @@ import (
 // offered operation (success, 404 on a missing or malformed id, 400 on bad input naming what
 // is wrong, 406, 413), every filter with the record's own value and a wrongly typed one, every
 // sort field in both directions, write-only members never shown, and 405 with Allow for every
-// operation not offered.
+// operation not offered; the ETag of get, HEAD, PUT and PATCH, If-None-Match's 304 and a
+// stale If-Match's 412.
 func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 	want := Sample(r, 1)
 	got := Put(t, s, r, want)
@@ -39,8 +40,15 @@ func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 	}
 	missingPath := ItemPath(r, missing)
 
+	// etag is the record's ETag as get answers it; stale one it had before an update.
+	var etag, stale string
 	if r.Offers(engine.OpGet) {
 		res := s.Do(t, "GET", item, "").Expect(t, "get", http.StatusOK)
+		etag = ETagOf(t, "get", res)
+		if res := s.Do(t, "GET", item, "", "If-None-Match", etag).Expect(t, "get If-None-Match", http.StatusNotModified); len(res.Body) != 0 ||
+			res.Header.Get("ETag") != etag {
+			t.Errorf("get If-None-Match: ETag %q, body %q; want %s and none", res.Header.Get("ETag"), res.Body, etag)
+		}
 		var again map[string]any
 		_ = json.Unmarshal(res.Body, &again)
 		if len(again) != len(r.Output) {
@@ -68,6 +76,9 @@ func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 		res := s.Do(t, "HEAD", item, "").Expect(t, "exists", http.StatusOK)
 		if res.Header.Get("Content-Length") != "4" || res.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("exists headers %v, want JSON and the length of true", res.Header)
+		}
+		if tag := ETagOf(t, "exists", res); etag != "" && tag != etag {
+			t.Errorf("exists ETag %s, get's %s", tag, etag)
 		}
 		res = s.Do(t, "HEAD", missingPath, "").Expect(t, "exists missing", http.StatusNotFound)
 		if res.Header.Get("Content-Length") != "5" {
@@ -124,8 +135,20 @@ func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 			repl[k.Name] = got[k.Name]
 		}
 		body, _ := json.Marshal(repl)
-		s.Do(t, "PUT", item, string(body)).Expect(t, "update", http.StatusOK)
+		put := ETagOf(t, "update", s.Do(t, "PUT", item, string(body)).Expect(t, "update", http.StatusOK))
 		res := s.Do(t, "GET", item, "").Expect(t, "get after update", http.StatusOK)
+		if r.Offers(engine.OpGet) {
+			if got := ETagOf(t, "get after update", res); got != put || got == etag {
+				t.Errorf("update's ETag %s, get's then %s, before %s", put, got, etag)
+			}
+			stale, etag = etag, put
+			s.Do(t, "PUT", item, string(body), "If-Match", stale).Expect(t, "update with a stale If-Match", http.StatusPreconditionFailed)
+			s.Do(t, "PATCH", item, `{}`, "If-Match", stale).Expect(t, "patch with a stale If-Match", http.StatusPreconditionFailed)
+			patched := ETagOf(t, "patch", s.Do(t, "PATCH", item, `{}`, "If-Match", etag).Expect(t, "patch with If-Match", http.StatusOK))
+			if got := ETagOf(t, "get after patch", s.Do(t, "GET", item, "").Expect(t, "get after patch", http.StatusOK)); got != patched {
+				t.Errorf("patch's ETag %s, get's then %s", patched, got)
+			}
+		}
 		var after map[string]any
 		_ = json.Unmarshal(res.Body, &after)
 		for name, v := range repl {
@@ -165,6 +188,9 @@ func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 		s.Do(t, "PUT", item, string(body)).Expect(t, "update with the required members only", http.StatusOK)
 	}
 	if r.Offers(engine.OpDelete) {
+		if stale != "" {
+			s.Do(t, "DELETE", item, "", "If-Match", stale).Expect(t, "delete with a stale If-Match", http.StatusPreconditionFailed)
+		}
 		s.Do(t, "DELETE", item, "").Expect(t, "delete", http.StatusOK)
 		s.Do(t, "DELETE", item, "").Expect(t, "delete again", http.StatusNotFound)
 		if r.Offers(engine.OpGet) {

@@ -94,3 +94,13 @@ func (r Response) ProblemNames(t testing.TB, what, member string) {
 		t.Errorf("%s: problem %s does not name %s", what, r.Body, member)
 	}
 }
+
+// ETagOf fails the test unless the answer carries a strong, quoted ETag, and returns it.
+func ETagOf(t testing.TB, what string, r Response) string {
+	t.Helper()
+	tag := r.Header.Get("ETag")
+	if len(tag) < 3 || tag[0] != '"' || tag[len(tag)-1] != '"' {
+		t.Fatalf("%s: ETag %q, want a strong quoted entity tag", what, tag)
+	}
+	return tag
+}
