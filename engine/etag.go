@@ -12,9 +12,16 @@ var ErrPrecondition = errors.New("the record changed since the given ETag")
 
 // ETag returns the record's strong validator: the SHA-256 of its canonical JSON encoding over
 // r.Output (the full record, whatever projection a get asked for), base64url, quoted.
-func (r *Resource) ETag(rec Record) string {
-	sum := sha256.Sum256(AppendJSON(nil, rec, r.Output))
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:]) + `"`
+func (r *Resource) ETag(rec Record) string { return ETagOfJSON(AppendJSON(nil, rec, r.Output)) }
+
+// ETagOfJSON returns the ETag of a record whose AppendJSON encoding over its resource's
+// Output is b: for a caller that encodes the full record anyway, so that it is encoded once.
+func ETagOfJSON(b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 + 43]byte // quotes around base64url of 32 bytes, unpadded
+	out[0], out[len(out)-1] = '"', '"'
+	base64.RawURLEncoding.Encode(out[1:len(out)-1], sum[:])
+	return string(out[:])
 }
 
 // Condition is a write's precondition (If-Match) and, once the write is done, the written

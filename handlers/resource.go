@@ -94,7 +94,7 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fields := h.res.Output
+	fields, projected := h.res.Output, false
 	if r.URL.RawQuery != "" {
 		values, err := request.Query(r)
 		if err != nil {
@@ -103,6 +103,7 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 		if fields, err = request.Fields(h.res, values); err != nil {
 			return err
 		}
+		projected = true
 	}
 	if err := request.CheckNoneMatch(r); err != nil {
 		return err
@@ -111,17 +112,21 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if done, err := h.notModified(w, r, rec); done || err != nil {
+	// The full record's encoding is the ETag's input and, unprojected, the body too.
+	body := engine.AppendJSON(make([]byte, 0, 512), rec, h.res.Output)
+	if done, err := checkNotModified(w, r, engine.ETagOfJSON(body)); done || err != nil {
 		return err
 	}
-	return writeRecord(w, http.StatusOK, rec, fields)
+	if projected {
+		body = engine.AppendJSON(body[:0], rec, fields)
+	}
+	return writeJSON(w, http.StatusOK, body)
 }
 
-// notModified sets the ETag of rec and, when the request's If-None-Match names it (or is
-// "*"), answers 304 with no body and reports true (RFC 9110 §13.1.2).
-func (h *resourceHandler) notModified(w http.ResponseWriter, r *http.Request, rec engine.Record) (bool, error) {
-	tag := h.res.ETag(rec)
-	w.Header().Set("ETag", tag)
+// checkNotModified sets the ETag of a record and, when the request's If-None-Match names it (or
+// is "*"), answers 304 with no body and reports true (RFC 9110 §13.1.2).
+func checkNotModified(w http.ResponseWriter, r *http.Request, tag string) (bool, error) {
+	w.Header()["Etag"] = []string{tag}
 	match, err := request.NoneMatch(r, tag)
 	if err != nil || !match {
 		return false, err
@@ -147,7 +152,7 @@ func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, status := "false", http.StatusNotFound
 	if rec != nil {
-		if done, err := h.notModified(w, r, rec); done || err != nil {
+		if done, err := checkNotModified(w, r, h.res.ETag(rec)); done || err != nil {
 			return err
 		}
 		body, status = "true", http.StatusOK
@@ -300,7 +305,11 @@ func (h *resourceHandler) list(kind request.Kind) problem.HandlerFunc {
 }
 
 func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {
-	b := engine.AppendJSON(make([]byte, 0, 512), rec, fields)
+	return writeJSON(w, status, engine.AppendJSON(make([]byte, 0, 512), rec, fields))
+}
+
+// writeJSON answers a JSON body (without its final line feed).
+func writeJSON(w http.ResponseWriter, status int, b []byte) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, err := w.Write(append(b, '\n'))
