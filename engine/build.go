@@ -130,28 +130,32 @@ func whereKey(tx *gorm.DB, r *Resource, key []any) *gorm.DB {
 	return tx
 }
 
-// order adds the sort terms and the key as tie-breaker.
+// order adds the order of terms (see OrderTerms).
 func order(tx *gorm.DB, r *Resource, terms []SortTerm) *gorm.DB {
 	var cols []clause.OrderByColumn
-	seen := map[*Field]bool{}
-	for _, t := range terms {
+	for _, t := range r.OrderTerms(terms) {
 		cols = append(cols, clause.OrderByColumn{Column: col(alias, t.Field.Column), Desc: t.Desc})
-		seen[t.Field] = true
-	}
-	for _, k := range r.Key {
-		if !seen[k] {
-			cols = append(cols, clause.OrderByColumn{Column: col(alias, k.Column)})
-		}
 	}
 	return tx.Order(clause.OrderBy{Columns: cols})
 }
 
-// listQuery builds the SELECT of a list, search or export page (Take 0: every row).
+// listQuery builds the SELECT of a list, search or export page (Take 0: every row): from
+// q.After by keyset when set, else at q.Page by offset.
 func (s *Store) listQuery(ctx context.Context, r *Resource, q Query) *gorm.DB {
 	tx := s.where(s.from(ctx, r).Select(s.selectExpr(r, q.Fields)), r, q)
+	if q.After != nil {
+		tx = tx.Where(s.seek(r.OrderTerms(q.Sort), q.After))
+	}
 	tx = order(tx, r, q.Sort)
 	if q.Take > 0 {
-		tx = tx.Limit(q.Take).Offset((q.Page - 1) * q.Take)
+		limit := q.Take
+		if q.peek {
+			limit++
+		}
+		tx = tx.Limit(limit)
+		if q.After == nil && q.Page > 1 {
+			tx = tx.Offset((q.Page - 1) * q.Take)
+		}
 	}
 	return tx
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"gorm.io/gorm"
 )
@@ -27,27 +29,72 @@ func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) 
 	return n, nil
 }
 
-// List returns one page of q within scope and the total number of matches. A first page
-// shorter than Take is the whole result, so the count statement is skipped.
+// List returns one page of q within scope and the total number of matches (see ListPage).
 func (s *Store) List(ctx context.Context, r *Resource, q Query, scope Scope) ([]Record, int64, error) {
+	p, err := s.ListPage(ctx, r, q, scope)
+	return p.Records, p.Total, err
+}
+
+// Page is one page of a list.
+type Page struct {
+	Records []Record
+	// Total is the number of matches of the query, whatever the page.
+	Total int64
+	// Next is the position of the page's last record when another page follows it, nil when
+	// this page is the last: the After of the next page.
+	Next Cursor
+}
+
+// ListPage returns one page of q within scope — at q.After when set, else at q.Page — with
+// the total number of matches and the position of the next page. A first page shorter than
+// Take is the whole result, so the count statement is skipped.
+//
+// The page reads one row beyond Take to learn whether a next page exists; its records may
+// hold values of order columns outside q.Fields (read for the position), which the caller
+// does not output.
+func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope) (Page, error) {
 	if err := scope.check(); err != nil {
-		return nil, 0, fmt.Errorf("engine: list %s: %w", r.Name, err)
+		return Page{}, fmt.Errorf("engine: list %s: %w", r.Name, err)
 	}
 	q.org = scope.orgFor(r)
-	recs := make([]Record, 0, min(q.Take, 64))
-	err := s.stream(ctx, r, q, func(rec Record) error {
-		recs = append(recs, rec)
-		return nil
+	terms := r.OrderTerms(q.Sort)
+	pos := make([]int, len(terms))
+	for i, t := range terms {
+		if pos[i] = slices.Index(q.Fields, t.Field); pos[i] < 0 {
+			pos[i] = len(q.Fields)
+			q.Fields = append(slices.Clip(q.Fields), t.Field)
+		}
+	}
+	q.peek = q.Take > 0
+	p := Page{Records: make([]Record, 0, min(q.Take, 64))}
+	var last Cursor
+	err := s.stream(ctx, r, q, func(rec Record, sc *scanner) error {
+		if len(p.Records) < q.Take {
+			p.Records = append(p.Records, rec)
+			if len(p.Records) == q.Take {
+				last = make(Cursor, len(pos))
+				for i, c := range pos {
+					last[i] = sc.stored(c)
+				}
+			}
+			return nil
+		}
+		p.Next = last
+		return errPeeked
 	})
 	if err != nil {
-		return nil, 0, err
+		return Page{}, err
 	}
-	if q.Page == 1 && len(recs) < q.Take {
-		return recs, int64(len(recs)), nil
+	if q.After == nil && q.Page == 1 && len(p.Records) < q.Take {
+		p.Total = int64(len(p.Records))
+		return p, nil
 	}
-	total, err := s.count(ctx, r, q)
-	return recs, total, err
+	p.Total, err = s.count(ctx, r, q)
+	return p, err
 }
+
+// errPeeked ends a page's stream at the row beyond Take.
+var errPeeked = errors.New("engine: the row beyond the page")
 
 // Stream calls fn for every record of q's page within scope (every match when q.Take is 0),
 // reading rows one by one so that memory stays flat whatever the size.
@@ -60,10 +107,11 @@ func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, f
 		return fmt.Errorf("engine: list %s: %w", r.Name, err)
 	}
 	q.org = scope.orgFor(r)
-	return s.stream(ctx, r, q, fn)
+	return s.stream(ctx, r, q, func(rec Record, _ *scanner) error { return fn(rec) })
 }
 
-func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record) error) error {
+// stream calls fn with each row of q's page and the scanner that read it.
+func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record, *scanner) error) error {
 	var prog *progress
 	if q.Take == 0 {
 		var stop func()
@@ -90,7 +138,10 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 		if err != nil {
 			return err
 		}
-		if err := fn(rec); err != nil {
+		if err := fn(rec, sc); err != nil {
+			if errors.Is(err, errPeeked) {
+				return nil
+			}
 			return err
 		}
 	}

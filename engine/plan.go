@@ -311,28 +311,48 @@ func shape(op string, r *Resource, q Query) string {
 	}
 	b.WriteByte('|')
 	b.WriteString(strconv.Itoa(q.Take))
-	b.WriteByte(' ')
-	b.WriteString(strconv.Itoa(q.Page))
+	if q.peek {
+		b.WriteByte('+')
+	}
+	if q.After != nil {
+		// The position's values are bind parameters, but a NULL among them changes the SQL.
+		b.WriteString(" after ")
+		for _, v := range q.After {
+			if v == nil {
+				b.WriteByte('n')
+			} else {
+				b.WriteByte('v')
+			}
+		}
+	} else {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(q.Page))
+	}
 	if q.org != "" {
 		b.WriteString(" org")
 	}
 	return b.String()
 }
 
-// condValues lists q's values in the order the builders consume them: conditions, then the
-// organization.
+// condValues lists q's values in the order the builders consume them: conditions, the
+// organization, then the position's values that are not NULL.
 func condValues(q Query) []any {
-	vals := make([]any, 0, len(q.Conds)+1)
+	vals := make([]any, 0, len(q.Conds)+1+len(q.After))
 	for _, c := range q.Conds {
 		vals = append(vals, c.Value)
 	}
 	if q.org != "" {
 		vals = append(vals, q.org)
 	}
+	for _, v := range q.After {
+		if v != nil {
+			vals = append(vals, v)
+		}
+	}
 	return vals
 }
 
-// withValues returns q with its condition values and organization taken from vals.
+// withValues returns q with its condition values, organization and position taken from vals.
 func withValues(q Query, vals []any) Query {
 	conds := make([]Cond, len(q.Conds))
 	for i, c := range q.Conds {
@@ -340,8 +360,20 @@ func withValues(q Query, vals []any) Query {
 		conds[i] = c
 	}
 	q.Conds = conds
+	n := len(conds)
 	if q.org != "" {
-		q.org, _ = vals[len(conds)].(string)
+		q.org, _ = vals[n].(string)
+		n++
+	}
+	if q.After != nil {
+		after := make(Cursor, len(q.After))
+		for i, v := range q.After {
+			if v != nil {
+				after[i] = vals[n]
+				n++
+			}
+		}
+		q.After = after
 	}
 	return q
 }

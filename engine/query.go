@@ -23,15 +23,20 @@ type Cond struct {
 // already refused what is malformed; the engine only runs it.
 type Query struct {
 	Conds []Cond
-	// Page is 1-based; Take is the page size.
+	// Page is 1-based; Take is the page size. Page is ignored when After is set.
 	Page, Take int
-	Sort       []SortTerm
+	// After, when set, starts the page after that position of the query's order instead of
+	// at Page (keyset paging; see Cursor).
+	After Cursor
+	Sort  []SortTerm
 	// Fields is the projection, in output order.
 	Fields []*Field
 	Format Format
 	// org is the organization the verb's scope limits the query to ("" for none); the verbs
 	// set it from their Scope argument.
 	org string
+	// peek reads one row beyond Take, to tell whether a next page exists.
+	peek bool
 	// Origin holds the Origin.* parameters, checked and kept for logging only.
 	Origin map[string]string
 }

@@ -71,6 +71,26 @@ func (sc *scanner) scan(rows rowSet) (Record, error) {
 	return rec, nil
 }
 
+// stored returns the value the current row holds in the i-th column as the database stored
+// it (a datetime's text, not the parsed DateTime): string, int64, bool or nil.
+func (sc *scanner) stored(i int) any {
+	switch d := sc.dests[i].(type) {
+	case *sql.NullBool:
+		if d.Valid {
+			return d.Bool
+		}
+	case *sql.NullInt64:
+		if d.Valid {
+			return d.Int64
+		}
+	case *sql.NullString:
+		if d.Valid {
+			return d.String
+		}
+	}
+	return nil
+}
+
 // storageValue converts a record value into what the driver stores.
 func storageValue(v any) any {
 	if d, ok := v.(DateTime); ok {
