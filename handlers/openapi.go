@@ -436,7 +436,10 @@ func countSchema() obj {
 // rather than a header with content, which generated clients (oapi-codegen) cannot read.
 func paginationHeader() obj {
 	return obj{"required": true,
-		"description": "The page as a JSON object: `Page`, `PageSize` (the Take) and `TotalCount` (all matching records).",
-		"schema": obj{"type": "string", "pattern": `^\{"Page":[0-9]+,"PageSize":[0-9]+,"TotalCount":[0-9]+\}$`,
-			"examples": []string{`{"Page":1,"PageSize":20,"TotalCount":57}`}}}
+		"description": "The page as a JSON object: `Page`, `PageSize` (the Take), `TotalCount` (all matching records) " +
+			"and, when another page follows, `Continuation`: the token that `Continue` takes to read it.",
+		"schema": obj{"type": "string",
+			"pattern": `^\{"Page":[0-9]+,"PageSize":[0-9]+,"TotalCount":[0-9]+(,"Continuation":"[A-Za-z0-9_-]+")?\}$`,
+			"examples": []string{`{"Page":1,"PageSize":20,"TotalCount":57}`,
+				`{"Page":1,"PageSize":20,"TotalCount":57,"Continuation":"AXsiUGFnZSI6MiwiQWZ0ZXIiOlsiMDE5MGE2ZjAtMDAwMC03MDAwLTgwMDAtMDAwMDAwMDAwMDE0Il19i1q2hZ8cJm3yXyqkQhB0K8bG1gBzU0mE8Y2zH7C6b3w"}`}}}
 }

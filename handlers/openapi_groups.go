@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"credo/engine"
+	"credo/handlers/request"
 )
 
 var pathVar = regexp.MustCompile(`\{([a-zA-Z0-9_]+)\}`)
@@ -137,7 +138,8 @@ func scopeNote(r *engine.Resource) string {
 
 // listParams are the paging parameters of list and search.
 func listParams(r *engine.Resource) []any {
-	return []any{ref2param("Page"), takeParam(r), ref2param("Sort"), ref2param("Includes"), ref2param("Excludes"), ref2param("Format")}
+	return []any{ref2param("Page"), takeParam(r), ref2param("Sort"), ref2param("Includes"), ref2param("Excludes"), ref2param("Format"),
+		ref2param("Continue")}
 }
 
 func ref2param(name string) obj { return obj{"$ref": "#/components/parameters/" + name} }
@@ -190,6 +192,7 @@ func sharedParams() obj {
 	for _, name := range []string{"Page", "Take", "Sort", "Includes", "Excludes", "Format"} {
 		out[name] = pagingParam(name)
 	}
+	out["Continue"] = continueParam()
 	out[idempotencyParamName] = idempotencyParam()
 	for name, p := range conditionalParams() {
 		out[name] = p
@@ -229,6 +232,18 @@ func pagingParam(name string) obj {
 	}
 	desc += " `Filter." + name + "` is an alias; giving both with different values is a 400."
 	return obj{"name": name, "in": "query", "schema": s, "description": desc}
+}
+
+// continueParam is the Continue parameter of list and search (issue 16).
+func continueParam() obj {
+	return obj{"name": "Continue", "in": "query",
+		"schema": obj{"type": "string", "pattern": "^[A-Za-z0-9_-]+$", "maxLength": request.MaxContinueLength},
+		"description": "The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by " +
+			"the position of its last record, so that a page deep in the result costs what the first page costs and " +
+			"records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the " +
+			"query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without " +
+			"`Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. " +
+			"Tokens do not expire."}
 }
 
 // addWriteOnly lists a record's write-only members in its schema, marked writeOnly (decisions

@@ -29,7 +29,9 @@ they exchange against it.
   ` + "`Excludes`" + ` and ` + "`Format`" + `; each also answers to its ` + "`Filter.`" + ` alias
   (` + "`Filter.Page`" + ` …), which count accepts and ignores. ` + "`Origin.*`" + ` parameters are checked and
   logged, never filters. A query parameter given twice, unknown, or of the wrong type is a 400.
-  The answer carries ` + "`X-Query-Pagination`" + `.
+  The answer carries ` + "`X-Query-Pagination`" + `; when another page follows, its ` + "`Continuation`" + `
+  token, sent back as ` + "`Continue`" + ` with the same query, reads the next page by position (a deep
+  page costs what the first costs, and concurrent writes neither repeat nor skip records).
 - **Request ids.** Every answer carries ` + "`X-Request-Id`" + `: the id sent in that header (1 to 128
   printable ASCII characters without spaces), or one credo made. Problem documents repeat it as
   ` + "`RequestId`" + `; quote it when reporting a problem.

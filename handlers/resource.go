@@ -26,6 +26,8 @@ type resourceHandler struct {
 	res *engine.Resource
 	// check is the group's write check (hooks: authorize:), nil when it names none.
 	check engine.WriteCheck
+	// keys signs list and search continuation tokens.
+	keys ContinuationKeys
 }
 
 // writing returns the request's context with the group's write check attached.
@@ -280,6 +282,10 @@ func (h *resourceHandler) list(kind request.Kind) problem.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		tok, err := request.TakeContinue(values)
+		if err != nil {
+			return err
+		}
 		q, err := request.ListQuery(h.res, values, kind)
 		if err != nil {
 			return err
@@ -288,20 +294,43 @@ func (h *resourceHandler) list(kind request.Kind) problem.HandlerFunc {
 		if !request.HasFormat(values) {
 			q.Format = accept
 		}
-		recs, total, err := engine.StoreFrom(r.Context()).List(r.Context(), h.res, q, h.scope(r))
+		partition := mux.Vars(r)["partition"]
+		cont := request.Continuation{Key: h.keys.ContinuationKey(partition), Partition: partition,
+			Resource: h.res, Kind: kind, Scope: h.scope(r)}
+		if tok != "" {
+			if q.Page, q.After, err = cont.Read(q, tok); err != nil {
+				return err
+			}
+		}
+		page, err := engine.StoreFrom(r.Context()).ListPage(r.Context(), h.res, q, h.scope(r))
 		if err != nil {
 			return err
 		}
-		pg, _ := json.Marshal(struct {
-			Page, PageSize int
-			TotalCount     int64
-		}{q.Page, q.Take, total})
-		w.Header().Set("X-Query-Pagination", string(pg))
+		pg := pagination{Page: q.Page, PageSize: q.Take, TotalCount: page.Total}
+		if page.Next != nil {
+			if pg.Continuation, err = cont.Token(q, q.Page+1, page.Next); err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(pg)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("X-Query-Pagination", string(b))
+		recs := page.Records
 		if q.Format == engine.FormatCSV {
 			return writeCSV(w, r, recs, q.Fields)
 		}
 		return writeRecords(w, r, recs, q.Fields)
 	}
+}
+
+// pagination is the X-Query-Pagination header of list and search answers. Continuation, when
+// another page follows, is the token that Continue takes to read it (issue 16).
+type pagination struct {
+	Page, PageSize int
+	TotalCount     int64
+	Continuation   string `json:",omitempty"`
 }
 
 func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {

@@ -4,6 +4,9 @@ package handlers
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +38,13 @@ type Authorizer interface {
 	WriteCheck(name string) (engine.WriteCheck, bool)
 }
 
+// ContinuationKeys supplies the key that signs a partition's continuation tokens (see
+// request.Continuation). Every process serving a partition must return the same key for it,
+// so that a token from one replica continues on another.
+type ContinuationKeys interface {
+	ContinuationKey(partition string) []byte
+}
+
 // Server holds what the router needs; build it with its fields and call Handler.
 type Server struct {
 	Registry *engine.Registry
@@ -57,6 +67,9 @@ type Server struct {
 	// CORSOrigins are the origins whose browser scripts may call the API (see cors.go); none
 	// means no CORS headers at all.
 	CORSOrigins []string
+	// Continuation signs the Continue tokens of lists and searches; nil means a random key
+	// made by Handler, with which tokens continue only on this server (tests, one replica).
+	Continuation ContinuationKeys
 	// Idempotency keeps the answers of creates sent with an Idempotency-Key; nil means one
 	// on the real clock (its purge is the caller's to run).
 	Idempotency *idempotency.Keeper
@@ -121,6 +134,13 @@ func (s *Server) Handler() (http.Handler, error) {
 	if s.Idempotency == nil {
 		s.Idempotency = idempotency.New(idempotency.Config{})
 	}
+	if s.Continuation == nil {
+		k, err := newProcessKey()
+		if err != nil {
+			return nil, err
+		}
+		s.Continuation = k
+	}
 	root := mux.NewRouter().SkipClean(true)
 	root.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
@@ -149,7 +169,7 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	// Collection sub-paths first, so that "count" and "search" are never taken for an id.
 	for _, r := range s.Registry.Public() {
-		h := &resourceHandler{res: r, check: checks[r]}
+		h := &resourceHandler{res: r, check: checks[r], keys: s.Continuation}
 		for _, op := range []engine.Op{engine.OpCount, engine.OpSearch, engine.OpList, engine.OpCreate} {
 			path := opPath(r, op)
 			if _, seen := allowed[path]; !seen {
@@ -167,7 +187,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		}
 	}
 	for _, r := range s.Registry.Public() {
-		h := &resourceHandler{res: r, check: checks[r]}
+		h := &resourceHandler{res: r, check: checks[r], keys: s.Continuation}
 		for _, op := range []engine.Op{engine.OpGet, engine.OpExists, engine.OpUpdate, engine.OpPatch, engine.OpDelete} {
 			path := opPath(r, op)
 			if _, seen := allowed[path]; !seen {
@@ -436,4 +456,21 @@ func logOrigin(r *http.Request, origin map[string]string) {
 	if len(origin) > 0 {
 		slog.Debug("origin", "path", r.URL.Path, "origin", origin)
 	}
+}
+
+// processKey is one random continuation key for every partition of this process.
+type processKey []byte
+
+func newProcessKey() (processKey, error) {
+	k := make(processKey, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, fmt.Errorf("handlers: continuation key: %w", err)
+	}
+	return k, nil
+}
+
+func (k processKey) ContinuationKey(partition string) []byte {
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte(partition))
+	return m.Sum(nil)
 }

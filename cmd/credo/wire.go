@@ -70,7 +70,7 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	if err != nil {
 		return err
 	}
-	srv.Auth, srv.Authz = sec.Authenticator(), sec.Authorizer()
+	srv.Auth, srv.Authz, srv.Continuation = sec.Authenticator(), sec.Authorizer(), sec
 	srv.Modules = modules(cfg, sec, srv.Endpoints)
 	// One keeper for both APIs: an Idempotency-Key is the caller's, whichever API it calls.
 	srv.Idempotency = idempotency.New(idempotency.Config{})

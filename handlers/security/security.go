@@ -58,6 +58,8 @@ type partitionAuth struct {
 	tokens  *auth.Tokens
 	cookies *auth.Cookies
 	authn   *auth.Authenticator
+	// continuation signs the partition's list continuation tokens (see ContinuationKey).
+	continuation []byte
 }
 
 // New prepares every partition of db: it reads each partition's signing key, creating it when
@@ -113,7 +115,7 @@ func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error
 		}
 		s.partitions[p] = &partitionAuth{tokens: tokens, cookies: cookies, authn: &auth.Authenticator{
 			Tokens: tokens, Cookies: cookies, Revocations: s.revocations, Accounts: s.accounts,
-		}}
+		}, continuation: DeriveKey(key, continuationContext)}
 	}
 	return s, nil
 }
@@ -126,6 +128,23 @@ func DeriveKey(key []byte, partition string) []byte {
 	m.Write([]byte(partition))
 	return m.Sum(nil)
 }
+
+// continuationContext separates the continuation key from the token and cookie keys derived
+// from the same partition key, so that no continuation MAC is a valid token or cookie MAC.
+const continuationContext = "credo continuation v1"
+
+// ContinuationKey returns the key that signs a partition's list continuation tokens:
+// HMAC-SHA256(partition signing key, "credo continuation v1"). Every process of the partition
+// derives the same key, so that a token continues on any replica. Nil for a partition that is
+// not configured (the router answers 404 before any list runs).
+func (s *Security) ContinuationKey(partition string) []byte {
+	if pa, ok := s.partitions[partition]; ok {
+		return pa.continuation
+	}
+	return nil
+}
+
+var _ handlers.ContinuationKeys = (*Security)(nil)
 
 // Authenticator returns the router's authenticator: bearer token, then session cookie, each
 // checked with the partition's key, against revocations and against the account's current

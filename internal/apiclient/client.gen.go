@@ -1405,6 +1405,9 @@ type UserSearch struct {
 	UserIdentifier *openapi_types.UUID `json:"UserIdentifier,omitempty"`
 }
 
+// Continue defines model for Continue.
+type Continue = string
+
 // Excludes defines model for Excludes.
 type Excludes = string
 
@@ -1829,6 +1832,9 @@ type ListMembershipParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListMembershipParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListMembershipParamsFormat defines parameters for ListMembership.
@@ -1892,6 +1898,9 @@ type ListMembershipDeletionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListMembershipDeletionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListMembershipDeletionParamsFormat defines parameters for ListMembershipDeletion.
@@ -1997,6 +2006,9 @@ type SearchMembershipDeletionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchMembershipDeletionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchMembershipDeletionParamsFormat defines parameters for SearchMembershipDeletion.
@@ -2096,6 +2108,9 @@ type ListMembershipReasonParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListMembershipReasonParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListMembershipReasonParamsFormat defines parameters for ListMembershipReason.
@@ -2237,6 +2252,9 @@ type SearchMembershipReasonParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchMembershipReasonParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchMembershipReasonParamsFormat defines parameters for SearchMembershipReason.
@@ -2366,6 +2384,9 @@ type SearchMembershipParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchMembershipParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchMembershipParamsFormat defines parameters for SearchMembership.
@@ -2669,6 +2690,9 @@ type ListPersonParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListPersonParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListPersonParamsFormat defines parameters for ListPerson.
@@ -2738,6 +2762,9 @@ type ListPersonAddressParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListPersonAddressParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListPersonAddressParamsFormat defines parameters for ListPersonAddress.
@@ -2855,6 +2882,9 @@ type SearchPersonAddressParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchPersonAddressParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchPersonAddressParamsFormat defines parameters for SearchPersonAddress.
@@ -3458,6 +3488,9 @@ type SearchPersonParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchPersonParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchPersonParamsFormat defines parameters for SearchPerson.
@@ -3560,6 +3593,9 @@ type ListPlatformActionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListPlatformActionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListPlatformActionParamsFormat defines parameters for ListPlatformAction.
@@ -3713,6 +3749,9 @@ type SearchPlatformActionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchPlatformActionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchPlatformActionParamsFormat defines parameters for SearchPlatformAction.
@@ -3821,6 +3860,9 @@ type ListPartitionFieldParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListPartitionFieldParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListPartitionFieldParamsFormat defines parameters for ListPartitionField.
@@ -3914,6 +3956,9 @@ type SearchPartitionFieldParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchPartitionFieldParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchPartitionFieldParamsFormat defines parameters for SearchPartitionField.
@@ -4046,6 +4091,9 @@ type ListAchievementParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListAchievementParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListAchievementParamsFormat defines parameters for ListAchievement.
@@ -4205,6 +4253,9 @@ type SearchAchievementParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchAchievementParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchAchievementParamsFormat defines parameters for SearchAchievement.
@@ -4328,6 +4379,9 @@ type ListGradebookParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListGradebookParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListGradebookParamsFormat defines parameters for ListGradebook.
@@ -4517,6 +4571,9 @@ type ExportGradebooksParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ExportGradebooksParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ExportGradebooksParamsFormat defines parameters for ExportGradebooks.
@@ -4622,6 +4679,9 @@ type SearchGradebookParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchGradebookParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchGradebookParamsFormat defines parameters for SearchGradebook.
@@ -4780,6 +4840,9 @@ type ListPermissionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListPermissionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListPermissionParamsFormat defines parameters for ListPermission.
@@ -4951,6 +5014,9 @@ type SearchPermissionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchPermissionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchPermissionParamsFormat defines parameters for SearchPermission.
@@ -5158,6 +5224,9 @@ type ListUserParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListUserParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListUserParamsFormat defines parameters for ListUser.
@@ -5221,6 +5290,9 @@ type ListUserCommentParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListUserCommentParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListUserCommentParamsFormat defines parameters for ListUserComment.
@@ -5332,6 +5404,9 @@ type SearchUserCommentParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchUserCommentParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchUserCommentParamsFormat defines parameters for SearchUserComment.
@@ -5428,6 +5503,9 @@ type ListUserConnectionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListUserConnectionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListUserConnectionParamsFormat defines parameters for ListUserConnection.
@@ -5527,6 +5605,9 @@ type SearchUserConnectionParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchUserConnectionParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchUserConnectionParamsFormat defines parameters for SearchUserConnection.
@@ -5608,6 +5689,9 @@ type ListUserFieldParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *ListUserFieldParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // ListUserFieldParamsFormat defines parameters for ListUserField.
@@ -5719,6 +5803,9 @@ type SearchUserFieldParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchUserFieldParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchUserFieldParamsFormat defines parameters for SearchUserField.
@@ -5998,6 +6085,9 @@ type SearchUserParams struct {
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
 	Format *SearchUserParamsFormat `form:"Format,omitempty" json:"Format,omitempty"`
+
+	// Continue The `Continuation` of the previous page's `X-Query-Pagination`: reads the page after it by the position of its last record, so that a page deep in the result costs what the first page costs and records inserted or deleted meanwhile neither repeat nor skip others. Send it with the parameters of the query that gave it, unchanged (filters, `Sort`, `Take`, `Includes`, `Excludes`, `Format`), and without `Page`. A token of another query, organization or partition, or an altered one, is a 400 naming `Continue`. Tokens do not expire.
+	Continue *Continue `form:"Continue,omitempty" json:"Continue,omitempty"`
 }
 
 // SearchUserParamsFormat defines parameters for SearchUser.
@@ -11930,6 +12020,18 @@ func NewListMembershipRequest(server string, partition Partition, params *ListMe
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -12198,6 +12300,18 @@ func NewListMembershipDeletionRequest(server string, partition Partition, params
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12680,6 +12794,18 @@ func NewSearchMembershipDeletionRequest(server string, partition Partition, para
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13180,6 +13306,18 @@ func NewListMembershipReasonRequest(server string, partition Partition, params *
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13806,6 +13944,18 @@ func NewSearchMembershipReasonRequest(server string, partition Partition, params
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14463,6 +14613,18 @@ func NewSearchMembershipRequest(server string, partition Partition, params *Sear
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -15788,6 +15950,18 @@ func NewListPersonRequest(server string, partition Partition, params *ListPerson
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16080,6 +16254,18 @@ func NewListPersonAddressRequest(server string, partition Partition, params *Lis
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -16610,6 +16796,18 @@ func NewSearchPersonAddressRequest(server string, partition Partition, params *S
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -19384,6 +19582,18 @@ func NewSearchPersonRequest(server string, partition Partition, params *SearchPe
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -19989,6 +20199,18 @@ func NewListPlatformActionRequest(server string, partition Partition, params *Li
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -20710,6 +20932,18 @@ func NewSearchPlatformActionRequest(server string, partition Partition, params *
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -21398,6 +21632,18 @@ func NewListPartitionFieldRequest(server string, partition Partition, params *Li
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -21861,6 +22107,18 @@ func NewSearchPartitionFieldRequest(server string, partition Partition, params *
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -22706,6 +22964,18 @@ func NewListAchievementRequest(server string, partition Partition, params *ListA
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -23404,6 +23674,18 @@ func NewSearchAchievementRequest(server string, partition Partition, params *Sea
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -23991,6 +24273,18 @@ func NewListGradebookRequest(server string, partition Partition, params *ListGra
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24859,6 +25153,18 @@ func NewExportGradebooksRequest(server string, partition Partition, params *Expo
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25295,6 +25601,18 @@ func NewSearchGradebookRequest(server string, partition Partition, params *Searc
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26037,6 +26355,18 @@ func NewListPermissionRequest(server string, partition Partition, params *ListPe
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26821,6 +27151,18 @@ func NewSearchPermissionRequest(server string, partition Partition, params *Sear
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28044,6 +28386,18 @@ func NewListUserRequest(server string, partition Partition, params *ListUserPara
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28312,6 +28666,18 @@ func NewListUserCommentRequest(server string, partition Partition, params *ListU
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28856,6 +29222,18 @@ func NewSearchUserCommentRequest(server string, partition Partition, params *Sea
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -29486,6 +29864,18 @@ func NewListUserConnectionRequest(server string, partition Partition, params *Li
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -29944,6 +30334,18 @@ func NewSearchUserConnectionRequest(server string, partition Partition, params *
 
 		}
 
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -30377,6 +30779,18 @@ func NewListUserFieldRequest(server string, partition Partition, params *ListUse
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -30921,6 +31335,18 @@ func NewSearchUserFieldRequest(server string, partition Partition, params *Searc
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -32311,6 +32737,18 @@ func NewSearchUserRequest(server string, partition Partition, params *SearchUser
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "Continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

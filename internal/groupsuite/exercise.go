@@ -21,7 +21,7 @@ import (
 // is wrong, 406, 413), every filter with the record's own value and a wrongly typed one, every
 // sort field in both directions, write-only members never shown, and 405 with Allow for every
 // operation not offered; the ETag of get, HEAD, PUT and PATCH, If-None-Match's 304 and a
-// stale If-Match's 412.
+// stale If-Match's 412; and paging with Continue under every sort.
 func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 	want := Sample(r, 1)
 	got := Put(t, s, r, want)
@@ -112,6 +112,9 @@ func Exercise(t testing.TB, s *Server, r *engine.Resource) {
 		if res.Header.Get("X-Query-Pagination") == "" {
 			t.Error("search lacks X-Query-Pagination")
 		}
+	}
+	if r.Offers(engine.OpList) {
+		exerciseContinue(t, s, r)
 	}
 	if r.Offers(engine.OpCreate) {
 		s.Do(t, "POST", r.Path, `{"Bogus":1}`).Expect(t, "create unknown member", http.StatusBadRequest).ProblemNames(t, "create", "Bogus")
