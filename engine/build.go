@@ -143,11 +143,14 @@ func order(tx *gorm.DB, r *Resource, terms []SortTerm) *gorm.DB {
 // q.After by keyset when set, else at q.Page by offset.
 func (s *Store) listQuery(ctx context.Context, r *Resource, q Query) *gorm.DB {
 	tx := s.where(s.from(ctx, r).Select(s.selectExpr(r, q.Fields)), r, q)
-	if q.After != nil {
-		tx = tx.Where(s.seek(r.OrderTerms(q.Sort), q.After))
+	switch terms := r.OrderTerms(q.Sort); {
+	case q.zone == zoneNulls:
+		tx = tx.Where(clause.Eq{Column: col(alias, terms[0].Field.Column), Value: nil})
+	case q.After != nil:
+		tx = tx.Where(s.seek(terms, q.After, q.zone == zoneValues))
 	}
 	tx = order(tx, r, q.Sort)
-	if q.Take > 0 {
+	if q.Take > 0 || q.peek {
 		limit := q.Take
 		if q.peek {
 			limit++

@@ -68,11 +68,16 @@ func (r *Resource) CursorOf(sort []SortTerm, vals []any) (Cursor, error) {
 // ascending order (before, descending), SQLite before. A redundant bound on the first column
 // (`c >= v`) lets the database seek its index to the position instead of reading up to it.
 // Nil values of at render as IS NULL; the others are bind parameters.
-func (s *Store) seek(terms []SortTerm, at []any) clause.Expression {
+//
+// When the first column's NULLs follow a value (an ascending column on PostgreSQL, a
+// descending one on SQLite) the rows after it are `c > v OR c IS NULL`, which no index range
+// covers; ListPage then reads the values (values: the condition without the NULLs, a pure
+// range) and, when the page is not full, the NULLs separately.
+func (s *Store) seek(terms []SortTerm, at []any, values bool) clause.Expression {
 	var expr clause.Expression
 	for i := len(terms) - 1; i >= 0; i-- {
 		c, v, f := col(alias, terms[i].Field.Column), at[i], terms[i].Field
-		beyond := s.beyond(c, f, terms[i].Desc, v)
+		beyond := s.beyond(c, f.Key || (i == 0 && values), terms[i].Desc, v)
 		if expr != nil {
 			next := clause.And(clause.Eq{Column: c, Value: v}, expr)
 			if beyond == nil {
@@ -86,7 +91,7 @@ func (s *Store) seek(terms []SortTerm, at []any) clause.Expression {
 	if expr == nil {
 		return clause.Expr{SQL: "1 = 0"}
 	}
-	if lead := s.lead(terms[0], at[0]); lead != nil && len(terms) > 1 {
+	if lead := s.lead(terms[0], at[0], values); lead != nil && (len(terms) > 1 || values) {
 		return clause.And(lead, expr)
 	}
 	return expr
@@ -95,8 +100,14 @@ func (s *Store) seek(terms []SortTerm, at []any) clause.Expression {
 // nullsLast reports whether NULL comes after every value in the direction desc.
 func (s *Store) nullsLast(desc bool) bool { return (s.dialect == Postgres) != desc }
 
-// beyond renders "strictly after v in this column's direction", nil when nothing is.
-func (s *Store) beyond(c clause.Column, f *Field, desc bool, v any) clause.Expression {
+// nullsFollow reports whether the NULLs of t's column come after the value v in t's order.
+func (s *Store) nullsFollow(t SortTerm, v any) bool {
+	return v != nil && !t.Field.Key && s.nullsLast(t.Desc)
+}
+
+// beyond renders "strictly after v in this column's direction", nil when nothing is;
+// notNull leaves the column's NULLs out.
+func (s *Store) beyond(c clause.Column, notNull, desc bool, v any) clause.Expression {
 	if v == nil {
 		if s.nullsLast(desc) {
 			return nil // NULLs are the last values: nothing lies beyond them
@@ -107,24 +118,22 @@ func (s *Store) beyond(c clause.Column, f *Field, desc bool, v any) clause.Expre
 	if desc {
 		cmp = clause.Lt{Column: c, Value: v}
 	}
-	if s.nullsLast(desc) && !f.Key {
+	if s.nullsLast(desc) && !notNull {
 		return clause.Or(cmp, clause.Eq{Column: c, Value: nil})
 	}
 	return cmp
 }
 
-// lead renders "at v or after" on the first order column when that is one index bound, nil
-// otherwise: when NULLs follow a value (an ascending column on PostgreSQL, a descending one on
-// SQLite) the rows after it are `c >= v OR c IS NULL`, which no index range covers, and the
-// database reads the column's index from its start, filtering.
-func (s *Store) lead(t SortTerm, v any) clause.Expression {
+// lead renders "at v or after" on the first order column when that is one index range, nil
+// otherwise (NULLs following v: see seek; values asks for the range without them).
+func (s *Store) lead(t SortTerm, v any, values bool) clause.Expression {
 	c := col(alias, t.Field.Column)
 	switch {
 	case v == nil && s.nullsLast(t.Desc):
 		return clause.Eq{Column: c, Value: nil}
 	case v == nil:
 		return nil
-	case s.nullsLast(t.Desc) && !t.Field.Key:
+	case s.nullsFollow(t, v) && !values:
 		return nil
 	case t.Desc:
 		return clause.Lte{Column: c, Value: v}

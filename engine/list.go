@@ -20,6 +20,7 @@ func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (i
 
 func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) {
 	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
+	q.After, q.zone, q.peek = nil, zoneAll, false
 	n, err := s.countRows(ctx, shape("count", r, q), condValues(q), func(v []any) *gorm.DB {
 		return s.where(s.from(ctx, r), r, withValues(q, v))
 	})
@@ -66,12 +67,13 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 		}
 	}
 	q.peek = q.Take > 0
-	p := Page{Records: make([]Record, 0, min(q.Take, 64))}
+	take := q.Take
+	p := Page{Records: make([]Record, 0, min(take, 64))}
 	var last Cursor
-	err := s.stream(ctx, r, q, func(rec Record, sc *scanner) error {
-		if len(p.Records) < q.Take {
+	collect := func(rec Record, sc *scanner) error {
+		if take == 0 || len(p.Records) < take {
 			p.Records = append(p.Records, rec)
-			if len(p.Records) == q.Take {
+			if len(p.Records) == take {
 				last = make(Cursor, len(pos))
 				for i, c := range pos {
 					last[i] = sc.stored(c)
@@ -81,11 +83,23 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 		}
 		p.Next = last
 		return errPeeked
-	})
+	}
+	// A position before the NULLs of the first order column reads the values after it by an
+	// index range, then, when the page is not full, the NULLs (see seek).
+	split := q.After != nil && s.nullsFollow(terms[0], q.After[0])
+	if split {
+		q.zone = zoneValues
+	}
+	err := s.stream(ctx, r, q, collect)
+	if err == nil && split && p.Next == nil {
+		nulls := q
+		nulls.After, nulls.zone, nulls.Page, nulls.Take = nil, zoneNulls, 1, take-len(p.Records)
+		err = s.stream(ctx, r, nulls, collect)
+	}
 	if err != nil {
 		return Page{}, err
 	}
-	if q.After == nil && q.Page == 1 && len(p.Records) < q.Take {
+	if q.After == nil && q.Page == 1 && len(p.Records) < take {
 		p.Total = int64(len(p.Records))
 		return p, nil
 	}

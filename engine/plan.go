@@ -314,6 +314,10 @@ func shape(op string, r *Resource, q Query) string {
 	if q.peek {
 		b.WriteByte('+')
 	}
+	if q.zone != zoneAll {
+		b.WriteString(" zone ")
+		b.WriteString(strconv.Itoa(int(q.zone)))
+	}
 	if q.After != nil {
 		// The position's values are bind parameters, but a NULL among them changes the SQL.
 		b.WriteString(" after ")

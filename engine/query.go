@@ -37,6 +37,8 @@ type Query struct {
 	org string
 	// peek reads one row beyond Take, to tell whether a next page exists.
 	peek bool
+	// zone limits the rows to the values or the NULLs of the first order column (see seek).
+	zone zone
 	// Origin holds the Origin.* parameters, checked and kept for logging only.
 	Origin map[string]string
 }
@@ -72,3 +74,15 @@ func (r *Resource) ParseKey(segments []string) ([]any, error) {
 	}
 	return key, nil
 }
+
+// zone is a part of a query's rows by the first order column: a keyset page whose position
+// lies before that column's NULLs reads the values after it, then the NULLs (ListPage).
+type zone int
+
+const (
+	zoneAll zone = iota
+	// zoneValues: rows whose first order column is not NULL, after the position.
+	zoneValues
+	// zoneNulls: rows whose first order column is NULL, from the first (no position).
+	zoneNulls
+)

@@ -78,7 +78,7 @@ func main() {
 	flag.BoolVar(&cfg.growth, "growth", true, "run the growth check (W1, W2 at 10,000 and 100,000 or 1,000,000 comments)")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "alternating credo/ref rounds per case (the duration is split between them)")
 	flag.IntVar(&cfg.exports, "exports", 3, "W5 runs per server (the median is reported)")
-	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5,L1", "cases to run")
+	flag.StringVar(&cases, "cases", "W1,W2,W3,W4,W5,W6,L1", "cases to run")
 	flag.StringVar(&cfg.work, "work", filepath.Join(os.TempDir(), "credo-bench"), "folder for SQLite files and server logs")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (Markdown) to this file")
 	flag.StringVar(&cfg.profile, "profile", "", "build credo with net/http/pprof (go build -overlay) and save a CPU profile per case in this folder")
@@ -304,6 +304,34 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		}
 		pairs = append(pairs, pr)
 	}
+	var w6 []w6Result
+	if has(cfg.cases, "W6") {
+		tok, err := w6Token(ct, mainPartition)
+		if err != nil {
+			return err
+		}
+		// The three requests in alternating rounds, so that noise from elsewhere hits each alike.
+		res := make([][]load.Result, len(w6Cases))
+		for i := 0; i < cfg.rounds; i++ {
+			for j := range w6Cases {
+				c := w6Case(j, ct, mainPartition, tok, cfg)
+				c.Duration = cfg.duration / time.Duration(cfg.rounds)
+				if i > 0 {
+					c.Warmup = 0
+				}
+				r, err := load.Run(ctx, c)
+				if err != nil {
+					return err
+				}
+				res[j] = append(res[j], r)
+			}
+		}
+		for j, name := range w6Cases {
+			m := load.Merge(res[j]...)
+			w6 = append(w6, w6Result{Case: name, Res: m})
+			logf("%s on credo: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, m.RPS, ms(m.P50), ms(m.P99), m.Errors)
+		}
+	}
 	if has(cfg.cases, "W5") {
 		mode, err := exportMode(ct, mainPartition)
 		if err != nil {
@@ -356,6 +384,7 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		return err
 	}
 	writeBackend(out, s, pairs, growth, cfg)
+	writeW6(out, w6)
 	return nil
 }
 
