@@ -167,6 +167,9 @@ func (s *Store) listQuery(ctx context.Context, r *Resource, q Query) *gorm.DB {
 // (golden tests).
 func (s *Store) ListSQL(r *Resource, q Query, scope Scope) (string, []any) {
 	q.org = scope.orgFor(r)
+	if q.After != nil && s.nullsFollow(r.OrderTerms(q.Sort)[0], q.After[0]) {
+		q.zone = zoneValues // the first statement ListPage runs
+	}
 	stmt := s.listQuery(context.Background(), r, q).Session(&gorm.Session{DryRun: true}).Find(&[]map[string]any{}).Statement
 	return stmt.SQL.String(), stmt.Vars
 }

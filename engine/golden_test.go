@@ -15,7 +15,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestGoldenSQL pins the SQL the engine generates for every public group: the default list,
-// a count with every filter, and the search projection. Refresh with `go test ./engine -update`
+// the same list continued after a position (keyset), a count with every filter, and the search projection. Refresh with `go test ./engine -update`
 // and review the diff.
 func TestGoldenSQL(t *testing.T) {
 	reg := fixtureRegistry(t)
@@ -28,6 +28,11 @@ func TestGoldenSQL(t *testing.T) {
 			}
 			sql, _ := s.ListSQL(r, list, engine.Organization("org"))
 			fmt.Fprintf(&b, "-- %s list\n%s;\n", r.Path, sql)
+			for _, t := range r.OrderTerms(list.Sort) {
+				list.After = append(list.After, storedSample(t.Field))
+			}
+			sql, _ = s.ListSQL(r, list, engine.Organization("org"))
+			fmt.Fprintf(&b, "-- %s list continued (Continue)\n%s;\n", r.Path, sql)
 			search, _ := request.ListQuery(r, nil, request.KindSearch)
 			sql, _ = s.ListSQL(r, search, engine.AllOrganizations())
 			fmt.Fprintf(&b, "-- %s search\n%s;\n", r.Path, sql)
@@ -72,4 +77,12 @@ func sampleFor(f *engine.Field) any {
 		return "0190a6f0-0000-7000-8000-000000000001"
 	}
 	return "x"
+}
+
+// storedSample is a value of f as the database stores it (a Cursor's values).
+func storedSample(f *engine.Field) any {
+	if d, ok := sampleFor(f).(engine.DateTime); ok {
+		return d.Storage()
+	}
+	return sampleFor(f)
 }

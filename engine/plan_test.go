@@ -12,8 +12,9 @@ import (
 )
 
 // TestPostgresPlansUseIndexes loads 100,000 user comments and asks PostgreSQL for the plans of
-// the key lookup, every equality filter, the default sort and a filtered, sorted page: none may
-// scan the table sequentially.
+// the key lookup, every equality filter, the default sort and a filtered, sorted page, each
+// of the last two also continued after a position (keyset): none may scan the table
+// sequentially, and a continued page seeks its index.
 func TestPostgresPlansUseIndexes(t *testing.T) {
 	pg := testenv.Postgres(t)
 	if testing.Short() {
@@ -61,8 +62,18 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 		"default sort":        "",
 		"org, sorted by date": "OrganizationIdentifier=" + orgs[3] + "&Sort=CommentCreated desc",
 	}
+	created := drafts[4242].Get("CommentCreated").(engine.DateTime).Storage()
+	// Continued pages (Continue) must seek the index to their position: an Index Cond on the
+	// first order column, not an index read from its start with a filter.
+	continued := map[string]engine.Cursor{
+		"default sort, continued":        {someID},
+		"org, sorted by date, continued": {created, someID},
+	}
+	cases["default sort, continued"] = ""
+	cases["org, sorted by date, continued"] = cases["org, sorted by date"]
 	for name, params := range cases {
 		q := query(t, r, request.KindList, params)
+		q.After = continued[name]
 		sql, vars := s.ListSQL(r, q, engine.AllOrganizations())
 		var plan []string
 		if err := s.DB(ctx).Raw("EXPLAIN "+sql, vars...).Scan(&plan).Error; err != nil {
@@ -72,6 +83,9 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 		t.Logf("%s: %s\n%s", name, params, text)
 		if strings.Contains(text, "Seq Scan") {
 			t.Errorf("%s: the plan scans the table:\n%s", name, text)
+		}
+		if q.After != nil && !strings.Contains(text, "Index Cond") {
+			t.Errorf("%s: the plan does not seek an index to the position:\n%s", name, text)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (c Continuation) Read(q engine.Query, tok string) (int, engine.Cursor, erro
 	if len(c.Key) < minContinuationKey {
 		return 0, nil, fmt.Errorf("request: no continuation key for partition %q", c.Partition)
 	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(tok) // Strict: one text per token
 	if err != nil || len(b) < 1+sha256.Size+2 || b[0] != continueVersion {
 		return 0, nil, engine.InvalidMember("Continue", "Continue is not a continuation token of this server; use the Continuation member of an X-Query-Pagination header as it came")
 	}

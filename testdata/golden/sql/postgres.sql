@@ -1,5 +1,7 @@
 -- directory/memberships list
 SELECT t."membership_identifier", t."group_identifier", t."organization_identifier", t."user_identifier", t."membership_function", t."membership_effective", t."membership_expiry" FROM "{partition}"."memberships" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."membership_identifier" LIMIT $2;
+-- directory/memberships list continued (Continue)
+SELECT t."membership_identifier", t."group_identifier", t."organization_identifier", t."user_identifier", t."membership_function", t."membership_effective", t."membership_expiry" FROM "{partition}"."memberships" AS t WHERE "t"."organization_identifier" = $1 AND "t"."membership_identifier" > $2 ORDER BY "t"."membership_identifier" LIMIT $3;
 -- directory/memberships search
 SELECT t."membership_identifier" FROM "{partition}"."memberships" AS t ORDER BY "t"."membership_identifier" LIMIT $1;
 -- directory/memberships count with every filter
@@ -9,6 +11,8 @@ INSERT INTO "{partition}"."memberships" ("group_identifier","membership_effectiv
 
 -- directory/memberships-deletions list
 SELECT t."deletion_identifier", t."group_identifier", t."membership_identifier", t."organization_identifier", t."user_identifier", t."deletion_when" FROM "{partition}"."membership_deletions" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."deletion_identifier" LIMIT $2;
+-- directory/memberships-deletions list continued (Continue)
+SELECT t."deletion_identifier", t."group_identifier", t."membership_identifier", t."organization_identifier", t."user_identifier", t."deletion_when" FROM "{partition}"."membership_deletions" AS t WHERE "t"."organization_identifier" = $1 AND "t"."deletion_identifier" > $2 ORDER BY "t"."deletion_identifier" LIMIT $3;
 -- directory/memberships-deletions search
 SELECT t."deletion_identifier" FROM "{partition}"."membership_deletions" AS t ORDER BY "t"."deletion_identifier" LIMIT $1;
 -- directory/memberships-deletions count with every filter
@@ -18,6 +22,8 @@ INSERT INTO "{partition}"."membership_deletions" ("deletion_identifier","deletio
 
 -- directory/memberships-reasons list
 SELECT t."reason_identifier", t."membership_identifier", t."created_by", t."modified_by", t."last_change_type", t."person_occupation", t."reason_subtype", t."reason_type", t."created", t."modified", t."reason_effective", t."reason_expiry" FROM "{partition}"."membership_reasons" AS t WHERE "t"."membership_identifier" IN (SELECT x."membership_identifier" FROM "{partition}"."memberships" AS x WHERE "x"."organization_identifier" = $1) ORDER BY "t"."reason_identifier" LIMIT $2;
+-- directory/memberships-reasons list continued (Continue)
+SELECT t."reason_identifier", t."membership_identifier", t."created_by", t."modified_by", t."last_change_type", t."person_occupation", t."reason_subtype", t."reason_type", t."created", t."modified", t."reason_effective", t."reason_expiry" FROM "{partition}"."membership_reasons" AS t WHERE "t"."membership_identifier" IN (SELECT x."membership_identifier" FROM "{partition}"."memberships" AS x WHERE "x"."organization_identifier" = $1) AND "t"."reason_identifier" > $2 ORDER BY "t"."reason_identifier" LIMIT $3;
 -- directory/memberships-reasons search
 SELECT t."reason_identifier" FROM "{partition}"."membership_reasons" AS t ORDER BY "t"."reason_identifier" LIMIT $1;
 -- directory/memberships-reasons count with every filter
@@ -27,6 +33,8 @@ INSERT INTO "{partition}"."membership_reasons" ("created","created_by","last_cha
 
 -- directory/people list
 SELECT t."person_identifier", t."user_identifier", t."organization_identifier", t."created_by", t."modified_by", t."billing_address_identifier", t."home_address_identifier", t."shipping_address_identifier", t."work_address_identifier", t."employer_group_identifier", t."industry_item_identifier", t."membership_status_item_identifier", t."occupation_standard_identifier", t."candidate_is_actively_seeking", t."candidate_is_willing_to_relocate", t."email_alternate_enabled", t."email_enabled", t."is_administrator", t."is_archived", t."is_learner", t."is_operator", t."marketing_email_enabled", t."access_revoked_by", t."account_status_name", t."candidate_linked_in_url", t."candidate_occupation_list", t."citizenship", t."consent_consultation", t."consent_to_share", t."credentialing_country", t."education_level", t."emergency_contact_name", t."emergency_contact_phone", t."emergency_contact_relationship", t."employee_type", t."employee_union", t."first_language", t."full_name", t."gender", t."immigration_applicant", t."immigration_category", t."immigration_destination", t."immigration_disability", t."immigration_number", t."jobs_approved_by", t."job_title", t."language", t."person_code", t."phone", t."phone_fax", t."phone_home", t."phone_other", t."phone_work", t."referrer", t."referrer_other", t."region", t."shipping_preference", t."social_insurance_number", t."tradeworker_number", t."user_access_granted_by", t."user_approve_reason", t."web_site_url", t."candidate_completion_profile_percent", t."candidate_completion_resume_percent", t."custom_key", t."membership_status_item_key", t."welcome_emails_sent_to_user", t."access_revoked", t."account_review_completed", t."account_review_queued", t."created", t."jobs_approved", t."last_authenticated", t."modified", t."user_access_granted", t."when_archived", t."when_unarchived", t."birthdate", t."immigration_landing_date", t."member_end_date", t."member_start_date" FROM "{partition}"."people" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."full_name","t"."person_identifier" LIMIT $2;
+-- directory/people list continued (Continue)
+SELECT t."person_identifier", t."user_identifier", t."organization_identifier", t."created_by", t."modified_by", t."billing_address_identifier", t."home_address_identifier", t."shipping_address_identifier", t."work_address_identifier", t."employer_group_identifier", t."industry_item_identifier", t."membership_status_item_identifier", t."occupation_standard_identifier", t."candidate_is_actively_seeking", t."candidate_is_willing_to_relocate", t."email_alternate_enabled", t."email_enabled", t."is_administrator", t."is_archived", t."is_learner", t."is_operator", t."marketing_email_enabled", t."access_revoked_by", t."account_status_name", t."candidate_linked_in_url", t."candidate_occupation_list", t."citizenship", t."consent_consultation", t."consent_to_share", t."credentialing_country", t."education_level", t."emergency_contact_name", t."emergency_contact_phone", t."emergency_contact_relationship", t."employee_type", t."employee_union", t."first_language", t."full_name", t."gender", t."immigration_applicant", t."immigration_category", t."immigration_destination", t."immigration_disability", t."immigration_number", t."jobs_approved_by", t."job_title", t."language", t."person_code", t."phone", t."phone_fax", t."phone_home", t."phone_other", t."phone_work", t."referrer", t."referrer_other", t."region", t."shipping_preference", t."social_insurance_number", t."tradeworker_number", t."user_access_granted_by", t."user_approve_reason", t."web_site_url", t."candidate_completion_profile_percent", t."candidate_completion_resume_percent", t."custom_key", t."membership_status_item_key", t."welcome_emails_sent_to_user", t."access_revoked", t."account_review_completed", t."account_review_queued", t."created", t."jobs_approved", t."last_authenticated", t."modified", t."user_access_granted", t."when_archived", t."when_unarchived", t."birthdate", t."immigration_landing_date", t."member_end_date", t."member_start_date" FROM "{partition}"."people" AS t WHERE "t"."organization_identifier" = $1 AND ("t"."full_name" >= $2 AND ("t"."full_name" > $3 OR ("t"."full_name" = $4 AND "t"."person_identifier" > $5))) ORDER BY "t"."full_name","t"."person_identifier" LIMIT $6;
 -- directory/people search
 SELECT t."person_identifier" FROM "{partition}"."people" AS t ORDER BY "t"."full_name","t"."person_identifier" LIMIT $1;
 -- directory/people count with every filter
@@ -36,6 +44,8 @@ INSERT INTO "{partition}"."people" ("access_revoked","access_revoked_by","accoun
 
 -- directory/people-addresses list
 SELECT t."address_identifier", t."city", t."country", t."description", t."postal_code", t."province", t."street1", t."street2" FROM "{partition}"."person_addresses" AS t ORDER BY "t"."address_identifier" LIMIT $1;
+-- directory/people-addresses list continued (Continue)
+SELECT t."address_identifier", t."city", t."country", t."description", t."postal_code", t."province", t."street1", t."street2" FROM "{partition}"."person_addresses" AS t WHERE "t"."address_identifier" > $1 ORDER BY "t"."address_identifier" LIMIT $2;
 -- directory/people-addresses search
 SELECT t."address_identifier" FROM "{partition}"."person_addresses" AS t ORDER BY "t"."address_identifier" LIMIT $1;
 -- directory/people-addresses count with every filter
@@ -45,6 +55,8 @@ INSERT INTO "{partition}"."person_addresses" ("address_identifier","city","count
 
 -- directory/people-fields list
 SELECT t."field_identifier", t."organization_identifier", t."user_identifier", t."field_name", t."field_value", t."field_sequence" FROM "{partition}"."person_fields" AS t ORDER BY "t"."field_identifier" LIMIT $1;
+-- directory/people-fields list continued (Continue)
+SELECT t."field_identifier", t."organization_identifier", t."user_identifier", t."field_name", t."field_value", t."field_sequence" FROM "{partition}"."person_fields" AS t WHERE "t"."field_identifier" > $1 ORDER BY "t"."field_identifier" LIMIT $2;
 -- directory/people-fields search
 SELECT t."field_identifier" FROM "{partition}"."person_fields" AS t ORDER BY "t"."field_identifier" LIMIT $1;
 -- directory/people-fields count with every filter
@@ -54,6 +66,8 @@ INSERT INTO "{partition}"."person_fields" ("field_identifier","field_name","fiel
 
 -- platform/actions list
 SELECT t."action_identifier", t."navigation_parent_action_identifier", t."permission_parent_action_identifier", t."action_category", t."action_icon", t."action_list", t."action_name", t."action_name_short", t."action_type", t."action_url", t."authorization_requirement", t."controller_path", t."help_url" FROM "{partition}"."platform_actions" AS t ORDER BY "t"."action_identifier" LIMIT $1;
+-- platform/actions list continued (Continue)
+SELECT t."action_identifier", t."navigation_parent_action_identifier", t."permission_parent_action_identifier", t."action_category", t."action_icon", t."action_list", t."action_name", t."action_name_short", t."action_type", t."action_url", t."authorization_requirement", t."controller_path", t."help_url" FROM "{partition}"."platform_actions" AS t WHERE "t"."action_identifier" > $1 ORDER BY "t"."action_identifier" LIMIT $2;
 -- platform/actions search
 SELECT t."action_identifier" FROM "{partition}"."platform_actions" AS t ORDER BY "t"."action_identifier" LIMIT $1;
 -- platform/actions count with every filter
@@ -63,6 +77,8 @@ INSERT INTO "{partition}"."platform_actions" ("action_category","action_icon","a
 
 -- platform/partitions-fields list
 SELECT t."setting_identifier", t."setting_name", t."setting_value" FROM "{partition}"."partition_fields" AS t ORDER BY "t"."setting_identifier" LIMIT $1;
+-- platform/partitions-fields list continued (Continue)
+SELECT t."setting_identifier", t."setting_name", t."setting_value" FROM "{partition}"."partition_fields" AS t WHERE "t"."setting_identifier" > $1 ORDER BY "t"."setting_identifier" LIMIT $2;
 -- platform/partitions-fields search
 SELECT t."setting_identifier" FROM "{partition}"."partition_fields" AS t ORDER BY "t"."setting_identifier" LIMIT $1;
 -- platform/partitions-fields count with every filter
@@ -72,6 +88,8 @@ INSERT INTO "{partition}"."partition_fields" ("setting_identifier","setting_name
 
 -- progress/achievements list
 SELECT t."achievement_identifier", t."organization_identifier", t."achievement_is_enabled", t."achievement_reporting_disabled", t."has_badge_image", t."achievement_description", t."achievement_label", t."achievement_title", t."achievement_type", t."badge_image_url", t."certificate_layout_code", t."expiration_lifetime_unit", t."expiration_type", t."expiration_lifetime_quantity", t."expiration_fixed_date" FROM "{partition}"."achievements" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."achievement_identifier" LIMIT $2;
+-- progress/achievements list continued (Continue)
+SELECT t."achievement_identifier", t."organization_identifier", t."achievement_is_enabled", t."achievement_reporting_disabled", t."has_badge_image", t."achievement_description", t."achievement_label", t."achievement_title", t."achievement_type", t."badge_image_url", t."certificate_layout_code", t."expiration_lifetime_unit", t."expiration_type", t."expiration_lifetime_quantity", t."expiration_fixed_date" FROM "{partition}"."achievements" AS t WHERE "t"."organization_identifier" = $1 AND "t"."achievement_identifier" > $2 ORDER BY "t"."achievement_identifier" LIMIT $3;
 -- progress/achievements search
 SELECT t."achievement_identifier" FROM "{partition}"."achievements" AS t ORDER BY "t"."achievement_identifier" LIMIT $1;
 -- progress/achievements count with every filter
@@ -81,6 +99,8 @@ INSERT INTO "{partition}"."achievements" ("achievement_description","achievement
 
 -- progress/gradebooks list
 SELECT t."gradebook_identifier", t."achievement_identifier", t."event_identifier", t."framework_identifier", t."organization_identifier", t."period_identifier", t."is_locked", t."gradebook_title", t."gradebook_type", t."last_change_type", t."last_change_user", t."reference", t."gradebook_created", t."last_change_time" FROM "{partition}"."gradebooks" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."gradebook_title","t"."gradebook_identifier" LIMIT $2;
+-- progress/gradebooks list continued (Continue)
+SELECT t."gradebook_identifier", t."achievement_identifier", t."event_identifier", t."framework_identifier", t."organization_identifier", t."period_identifier", t."is_locked", t."gradebook_title", t."gradebook_type", t."last_change_type", t."last_change_user", t."reference", t."gradebook_created", t."last_change_time" FROM "{partition}"."gradebooks" AS t WHERE "t"."organization_identifier" = $1 AND ("t"."gradebook_title" >= $2 AND ("t"."gradebook_title" > $3 OR ("t"."gradebook_title" = $4 AND "t"."gradebook_identifier" > $5))) ORDER BY "t"."gradebook_title","t"."gradebook_identifier" LIMIT $6;
 -- progress/gradebooks search
 SELECT t."gradebook_identifier", t."gradebook_title", t."gradebook_created", (SELECT COUNT(*) FROM "{partition}"."enrollments" AS l3 WHERE l3."gradebook_identifier" = t."gradebook_identifier") AS "gradebook_enrollment_count", (SELECT l4."event_identifier" FROM "{partition}"."events" AS l4 WHERE l4."event_identifier" = t."event_identifier" LIMIT 1) AS "class_identifier", (SELECT l5."event_title" FROM "{partition}"."events" AS l5 WHERE l5."event_identifier" = t."event_identifier" LIMIT 1) AS "class_title", (SELECT l6."event_start" FROM "{partition}"."events" AS l6 WHERE l6."event_identifier" = t."event_identifier" LIMIT 1) AS "class_started", (SELECT l7."event_end" FROM "{partition}"."events" AS l7 WHERE l7."event_identifier" = t."event_identifier" LIMIT 1) AS "class_ended", t."achievement_identifier", (SELECT l9."achievement_title" FROM "{partition}"."achievements" AS l9 WHERE l9."achievement_identifier" = t."achievement_identifier" LIMIT 1) AS "achievement_title", (SELECT COUNT(*) FROM "{partition}"."credentials" AS l10 WHERE l10."achievement_identifier" = t."achievement_identifier") AS "achievement_count_granted" FROM "{partition}"."gradebooks" AS t ORDER BY "t"."gradebook_title","t"."gradebook_identifier" LIMIT $1;
 -- progress/gradebooks count with every filter
@@ -90,6 +110,8 @@ INSERT INTO "{partition}"."gradebooks" ("achievement_identifier","event_identifi
 
 -- security/permissions list
 SELECT t."permission_identifier", t."group_identifier", t."object_identifier", t."organization_identifier", t."permission_granted_by", t."allow_administrate", t."allow_configure", t."allow_create", t."allow_delete", t."allow_execute", t."allow_read", t."allow_trial_access", t."allow_write", t."object_type", t."permission_mask", t."permission_granted", (SELECT l16."group_slug" FROM "{partition}"."groups" AS l16 WHERE l16."group_identifier" = t."group_identifier" LIMIT 1) AS "role_slug" FROM "{partition}"."permissions" AS t ORDER BY "t"."permission_identifier" LIMIT $1;
+-- security/permissions list continued (Continue)
+SELECT t."permission_identifier", t."group_identifier", t."object_identifier", t."organization_identifier", t."permission_granted_by", t."allow_administrate", t."allow_configure", t."allow_create", t."allow_delete", t."allow_execute", t."allow_read", t."allow_trial_access", t."allow_write", t."object_type", t."permission_mask", t."permission_granted", (SELECT l16."group_slug" FROM "{partition}"."groups" AS l16 WHERE l16."group_identifier" = t."group_identifier" LIMIT 1) AS "role_slug" FROM "{partition}"."permissions" AS t WHERE "t"."permission_identifier" > $1 ORDER BY "t"."permission_identifier" LIMIT $2;
 -- security/permissions search
 SELECT t."permission_identifier" FROM "{partition}"."permissions" AS t ORDER BY "t"."permission_identifier" LIMIT $1;
 -- security/permissions count with every filter
@@ -99,6 +121,8 @@ INSERT INTO "{partition}"."permissions" ("allow_administrate","allow_configure",
 
 -- security/users list
 SELECT t."user_identifier", t."access_granted_to_cmds", t."multi_factor_authentication", t."email", t."email_alternate", t."email_verified", t."first_name", t."full_name", t."honorific", t."image_url", t."initials", t."last_name", t."login_organization_code", t."middle_name", t."o_auth_provider_user_id", t."phone_mobile", t."soundex_first_name", t."soundex_last_name", t."time_zone", t."primary_login_method", t."secondary_login_method", t."user_password_change_requested", t."account_cloaked", t."default_password_expired", t."user_license_accepted", t."user_password_changed", t."user_password_expired", t."utc_archived", t."utc_unarchived" FROM "{partition}"."users" AS t WHERE "t"."user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $1) ORDER BY "t"."full_name","t"."user_identifier" LIMIT $2;
+-- security/users list continued (Continue)
+SELECT t."user_identifier", t."access_granted_to_cmds", t."multi_factor_authentication", t."email", t."email_alternate", t."email_verified", t."first_name", t."full_name", t."honorific", t."image_url", t."initials", t."last_name", t."login_organization_code", t."middle_name", t."o_auth_provider_user_id", t."phone_mobile", t."soundex_first_name", t."soundex_last_name", t."time_zone", t."primary_login_method", t."secondary_login_method", t."user_password_change_requested", t."account_cloaked", t."default_password_expired", t."user_license_accepted", t."user_password_changed", t."user_password_expired", t."utc_archived", t."utc_unarchived" FROM "{partition}"."users" AS t WHERE "t"."user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $1) AND ("t"."full_name" >= $2 AND ("t"."full_name" > $3 OR ("t"."full_name" = $4 AND "t"."user_identifier" > $5))) ORDER BY "t"."full_name","t"."user_identifier" LIMIT $6;
 -- security/users search
 SELECT t."user_identifier" FROM "{partition}"."users" AS t ORDER BY "t"."full_name","t"."user_identifier" LIMIT $1;
 -- security/users count with every filter
@@ -108,6 +132,8 @@ INSERT INTO "{partition}"."users" ("access_granted_to_cmds","account_cloaked","d
 
 -- security/users-comments list
 SELECT t."comment_identifier", t."comment_created_by", t."organization_identifier", t."user_identifier", t."comment_text", t."comment_created" FROM "{partition}"."user_comments" AS t ORDER BY "t"."comment_identifier" LIMIT $1;
+-- security/users-comments list continued (Continue)
+SELECT t."comment_identifier", t."comment_created_by", t."organization_identifier", t."user_identifier", t."comment_text", t."comment_created" FROM "{partition}"."user_comments" AS t WHERE "t"."comment_identifier" > $1 ORDER BY "t"."comment_identifier" LIMIT $2;
 -- security/users-comments search
 SELECT t."comment_identifier" FROM "{partition}"."user_comments" AS t ORDER BY "t"."comment_identifier" LIMIT $1;
 -- security/users-comments count with every filter
@@ -117,6 +143,8 @@ INSERT INTO "{partition}"."user_comments" ("comment_created","comment_created_by
 
 -- security/users-connections list
 SELECT t."from_user_identifier", t."to_user_identifier", t."is_leader", t."is_manager", t."is_supervisor", t."is_validator", t."connected" FROM "{partition}"."user_connections" AS t WHERE "t"."from_user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $1) AND "t"."to_user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $2) ORDER BY "t"."from_user_identifier","t"."to_user_identifier" LIMIT $3;
+-- security/users-connections list continued (Continue)
+SELECT t."from_user_identifier", t."to_user_identifier", t."is_leader", t."is_manager", t."is_supervisor", t."is_validator", t."connected" FROM "{partition}"."user_connections" AS t WHERE "t"."from_user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $1) AND "t"."to_user_identifier" IN (SELECT x."user_identifier" FROM "{partition}"."people" AS x WHERE "x"."organization_identifier" = $2) AND ("t"."from_user_identifier" >= $3 AND ("t"."from_user_identifier" > $4 OR ("t"."from_user_identifier" = $5 AND "t"."to_user_identifier" > $6))) ORDER BY "t"."from_user_identifier","t"."to_user_identifier" LIMIT $7;
 -- security/users-connections search
 SELECT t."from_user_identifier", t."to_user_identifier" FROM "{partition}"."user_connections" AS t ORDER BY "t"."from_user_identifier","t"."to_user_identifier" LIMIT $1;
 -- security/users-connections count with every filter
@@ -126,6 +154,8 @@ INSERT INTO "{partition}"."user_connections" ("connected","from_user_identifier"
 
 -- security/users-fields list
 SELECT t."setting_identifier", t."organization_identifier", t."user_identifier", t."name", t."value_json", t."value_type" FROM "{partition}"."user_fields" AS t ORDER BY "t"."setting_identifier" LIMIT $1;
+-- security/users-fields list continued (Continue)
+SELECT t."setting_identifier", t."organization_identifier", t."user_identifier", t."name", t."value_json", t."value_type" FROM "{partition}"."user_fields" AS t WHERE "t"."setting_identifier" > $1 ORDER BY "t"."setting_identifier" LIMIT $2;
 -- security/users-fields search
 SELECT t."setting_identifier" FROM "{partition}"."user_fields" AS t ORDER BY "t"."setting_identifier" LIMIT $1;
 -- security/users-fields count with every filter
@@ -135,6 +165,8 @@ INSERT INTO "{partition}"."user_fields" ("name","organization_identifier","setti
 
 -- test/widgets list
 SELECT t."widget_identifier", t."organization_identifier", t."widget_code", t."widget_title", t."widget_enabled", t."widget_size", t."widget_made", t."widget_email", t."part_identifier", (SELECT l9."part_name" FROM "{partition}"."widget_parts" AS l9 WHERE l9."part_identifier" = t."part_identifier" LIMIT 1) AS "part_name" FROM "{partition}"."widgets" AS t WHERE "t"."organization_identifier" = $1 ORDER BY "t"."widget_code","t"."widget_identifier" LIMIT $2;
+-- test/widgets list continued (Continue)
+SELECT t."widget_identifier", t."organization_identifier", t."widget_code", t."widget_title", t."widget_enabled", t."widget_size", t."widget_made", t."widget_email", t."part_identifier", (SELECT l9."part_name" FROM "{partition}"."widget_parts" AS l9 WHERE l9."part_identifier" = t."part_identifier" LIMIT 1) AS "part_name" FROM "{partition}"."widgets" AS t WHERE "t"."organization_identifier" = $1 AND ("t"."widget_code" >= $2 AND ("t"."widget_code" > $3 OR ("t"."widget_code" = $4 AND "t"."widget_identifier" > $5))) ORDER BY "t"."widget_code","t"."widget_identifier" LIMIT $6;
 -- test/widgets search
 SELECT t."widget_identifier", t."widget_code", (SELECT COUNT(*) FROM "{partition}"."widget_parts" AS l2 WHERE l2."widget_identifier" = t."widget_identifier") AS "part_count" FROM "{partition}"."widgets" AS t ORDER BY "t"."widget_code","t"."widget_identifier" LIMIT $1;
 -- test/widgets count with every filter

@@ -1,0 +1,118 @@
+package request_test
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"os"
+	"testing"
+
+	"credo/engine"
+	"credo/handlers/request"
+)
+
+// TestContinuationBindsItsQuery: a token reads back with the query, partition, group, kind and
+// scope it was issued for, and with any one of them changed, or one byte of it altered, it is
+// a 400 naming Continue.
+func TestContinuationBindsItsQuery(t *testing.T) {
+	reg, err := engine.Load(os.DirFS("../../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reg.MustByName("Widget")
+	key := bytes.Repeat([]byte{7}, 32)
+	const base = "WidgetCode=A&Sort=WidgetSize desc&Take=5&Includes=WidgetCode,WidgetSize"
+	parse := func(raw string) engine.Query {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := request.ListQuery(w, v, request.KindList)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	c := request.Continuation{Key: key, Partition: "e01", Resource: w, Kind: request.KindList, Scope: engine.Organization("org-a")}
+	q := parse(base)
+	at := engine.Cursor{nil, "0190a6f0-0000-7000-8000-00000000000a"}
+	tok, err := c.Token(q, 3, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, after, err := c.Read(parse(base), tok)
+	if err != nil || page != 3 || len(after) != 2 || after[0] != nil || after[1] != at[1] {
+		t.Fatalf("Read = %d %v %v, want page 3 at %v", page, after, err, at)
+	}
+	csv := parse(base)
+	csv.Format = engine.FormatCSV
+	other := map[string]struct {
+		c request.Continuation
+		q engine.Query
+	}{
+		"partition": {withC(c, func(c *request.Continuation) { c.Partition = "e02" }), q},
+		"key":       {withC(c, func(c *request.Continuation) { c.Key = bytes.Repeat([]byte{8}, 32) }), q},
+		"kind":      {withC(c, func(c *request.Continuation) { c.Kind = request.KindSearch }), q},
+		"scope":     {withC(c, func(c *request.Continuation) { c.Scope = engine.Organization("org-b") }), q},
+		"all orgs":  {withC(c, func(c *request.Continuation) { c.Scope = engine.AllOrganizations() }), q},
+		"group":     {withC(c, func(c *request.Continuation) { c.Resource = reg.MustByName("WidgetPart") }), q},
+		"filter":    {c, parse("WidgetCode=B&Sort=WidgetSize desc&Take=5&Includes=WidgetCode,WidgetSize")},
+		"no filter": {c, parse("Sort=WidgetSize desc&Take=5&Includes=WidgetCode,WidgetSize")},
+		"sort":      {c, parse("WidgetCode=A&Sort=WidgetSize&Take=5&Includes=WidgetCode,WidgetSize")},
+		"take":      {c, parse("WidgetCode=A&Sort=WidgetSize desc&Take=6&Includes=WidgetCode,WidgetSize")},
+		"includes":  {c, parse("WidgetCode=A&Sort=WidgetSize desc&Take=5&Includes=WidgetSize,WidgetCode")},
+		"format":    {c, csv},
+	}
+	for what, o := range other {
+		if _, _, err := o.c.Read(o.q, tok); !namesContinue(err) {
+			t.Errorf("another %s: %v, want a problem naming Continue", what, err)
+		}
+	}
+	for i := range len(tok) {
+		b := []byte(tok)
+		b[i] ^= 1
+		if _, _, err := c.Read(q, string(b)); !namesContinue(err) {
+			t.Errorf("token altered at %d: %v, want a problem naming Continue", i, err)
+		}
+	}
+	for _, bad := range []string{"", "AQ", "!!!", tok[:len(tok)-1]} {
+		if _, _, err := c.Read(q, bad); !namesContinue(err) {
+			t.Errorf("token %q: %v, want a problem naming Continue", bad, err)
+		}
+	}
+	if _, err := (request.Continuation{Partition: "e01", Resource: w}).Token(q, 2, at); err == nil {
+		t.Error("a token signed without a key")
+	}
+}
+
+// TestTakeContinue: Continue is taken out of the query, once, not empty, not with Page.
+func TestTakeContinue(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"Take=5":                     true,
+		"Take=5&Continue=abc":        true,
+		"Continue=abc&Continue=abc":  false,
+		"Continue=":                  false,
+		"Continue=abc&Page=2":        false,
+		"Continue=abc&Filter.Page=2": false,
+		"Continue=" + string(make([]byte, request.MaxContinueLength+1)): false,
+	} {
+		v, _ := url.ParseQuery(raw)
+		tok, err := request.TakeContinue(v)
+		if ok != (err == nil) || (err != nil && !namesContinue(err)) {
+			t.Errorf("TakeContinue(%.40q) = %q, %v", raw, tok, err)
+		}
+		if v.Has("Continue") {
+			t.Errorf("TakeContinue(%.40q) left Continue in the query", raw)
+		}
+	}
+}
+
+func withC(c request.Continuation, f func(*request.Continuation)) request.Continuation {
+	f(&c)
+	return c
+}
+
+func namesContinue(err error) bool {
+	var verr *engine.ValidationError
+	return errors.As(err, &verr) && len(verr.Fields["Continue"]) > 0
+}
