@@ -127,7 +127,7 @@ func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, f
 // stream calls fn with each row of q's page and the scanner that read it.
 func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record, *scanner) error) error {
 	var prog *progress
-	if q.Take == 0 {
+	if q.Take == 0 && !q.peek { // every match, not a page
 		var stop func()
 		ctx, prog, stop = s.streamProgress(ctx)
 		defer stop()
