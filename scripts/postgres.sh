@@ -31,10 +31,12 @@ start() {
 start
 psql_su() { runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtA "$@"; }
 # Recovery syncs the data directory with one syncfs per file system instead of one fsync per
-# file (PostgreSQL 14 and later; applies from the next start).
-psql_su -c "ALTER SYSTEM SET recovery_init_sync_method = 'syncfs'" >&2 ||
-  log "recovery_init_sync_method not set (PostgreSQL older than 14?)"
-psql_su -c "SELECT pg_reload_conf()" >/dev/null
+# file (PostgreSQL 14 and later; applies from the next start). Set once: an older server has no
+# such setting, and one already set is left alone.
+if [ "$(psql_su -c "SHOW recovery_init_sync_method" 2>/dev/null || true)" = "fsync" ]; then
+  psql_su -c "ALTER SYSTEM SET recovery_init_sync_method = 'syncfs'" >&2 &&
+    psql_su -c "SELECT pg_reload_conf()" >/dev/null
+fi
 # The suites run packages in parallel, and some start whole credo processes (each with a pool of
 # up to --database-max-conns connections plus its health connection): PostgreSQL's default of
 # 100 connections is too few for a loaded test run, so the cluster gets 400 (restarted once for
