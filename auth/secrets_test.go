@@ -10,10 +10,13 @@ import (
 
 func TestNewSecret(t *testing.T) {
 	seen := map[string]bool{}
-	for range 100 {
+	for range 2000 { // a leading '-' came one time in 64
 		s, err := NewSecret()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if s[0] == '-' {
+			t.Fatalf("secret %q starts with '-': a command line reads it as an option", s)
 		}
 		if len(s) != 86 {
 			t.Fatalf("secret %q has %d characters; want 86", s, len(s))
