@@ -27,15 +27,55 @@ func (d Draft) Resource() *Resource { return d.r }
 
 // Set gives member the value v (nil: null), a Go value of the member's type (string, int64,
 // bool, DateTime). A name that is not a stored member of the resource is an error: code that
-// builds a draft finds a misspelt member at once rather than having it dropped.
+// builds a draft finds a misspelt member at once rather than having it dropped. So is a value
+// of another Go type (an int is taken as int64): a string given for a datetime would be
+// stored as it is and fail every later read of the record. A uuid is stored in its canonical
+// lower-case form, as one parsed from a request is.
 func (d *Draft) Set(member string, v any) error {
 	f, ok := d.r.byName[member]
 	if !ok || !f.Stored() {
 		return fmt.Errorf("engine: %s has no stored member %s", d.r.Name, member)
 	}
+	v, err := f.goValue(v)
+	if err != nil {
+		return fmt.Errorf("engine: %s.%s: %w", d.r.Name, member, err)
+	}
 	d.rec[f.Index], d.given[f.Index] = v, true
 	return nil
 }
+
+// goValue checks that v is a Go value of f's type, or nil, and returns it as the record holds it.
+func (f *Field) goValue(v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if n, ok := v.(int); ok && f.Type == TypeInt {
+		return int64(n), nil
+	}
+	ok := false
+	switch f.Type {
+	case TypeUUID:
+		if s, isString := v.(string); isString {
+			return ParseUUID(s)
+		}
+	case TypeString:
+		_, ok = v.(string)
+	case TypeBool:
+		_, ok = v.(bool)
+	case TypeInt:
+		_, ok = v.(int64)
+	case TypeDateTime:
+		_, ok = v.(DateTime)
+	}
+	if !ok {
+		return nil, fmt.Errorf("a %s member takes %s, not %T", f.Type, goTypeOf[f.Type], v)
+	}
+	return v, nil
+}
+
+// goTypeOf names the Go type a record holds for each member type.
+var goTypeOf = map[Type]string{TypeUUID: "a string", TypeString: "a string", TypeBool: "a bool",
+	TypeInt: "an int64", TypeDateTime: "an engine.DateTime"}
 
 // Given reports whether member was given.
 func (d Draft) Given(member string) bool {

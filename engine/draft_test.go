@@ -26,6 +26,42 @@ func TestDraftSetRefusesUnknownMembers(t *testing.T) {
 	}
 }
 
+// TestDraftSetRefusesValuesOfAnotherType: a value whose Go type is not the member's is an
+// error at Set, not a record stored that every later read fails on (a string for a datetime
+// was stored as it was, and reading the record back was a 500).
+func TestDraftSetRefusesValuesOfAnotherType(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	d := w.NewDraft()
+	for member, v := range map[string]any{
+		"WidgetMade":             "2024-03-10T14:30:00Z",
+		"WidgetSize":             "3",
+		"WidgetEnabled":          "true",
+		"WidgetCode":             7,
+		"OrganizationIdentifier": "not-a-uuid",
+	} {
+		if err := d.Set(member, v); err == nil {
+			t.Errorf("Set(%s, %#v): no error", member, v)
+		}
+	}
+	made, err := engine.ParseDateTime("2024-03-10T14:30:00-06:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for member, v := range map[string]any{"WidgetMade": made, "WidgetSize": 3, "WidgetEnabled": true, "WidgetTitle": nil,
+		"OrganizationIdentifier": "0190A6F0-0000-7000-8000-00000000000A"} {
+		if err := d.Set(member, v); err != nil {
+			t.Errorf("Set(%s, %#v): %v", member, v, err)
+		}
+	}
+	if got := d.Get("WidgetSize"); got != int64(3) {
+		t.Errorf("an int is held as int64: %#v", got)
+	}
+	if got := d.Get("OrganizationIdentifier"); got != "0190a6f0-0000-7000-8000-00000000000a" {
+		t.Errorf("a uuid is held in its canonical form: %#v", got)
+	}
+}
+
 // TestDraftOfAnotherResourceIsRefused: a verb given a draft of another resource writes nothing.
 func TestDraftOfAnotherResourceIsRefused(t *testing.T) {
 	reg := fixtureRegistry(t)
