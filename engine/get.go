@@ -3,9 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Get returns the record with key, projected to fields (nil: the full record), within scope.
@@ -20,7 +17,7 @@ func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field
 	if fields == nil {
 		fields = r.Output
 	}
-	rows, err := s.byKey(ctx, "get", r, key, fields, org)
+	rows, err := s.byKey(ctx, planGet, r, key, fields, org)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
 	}
@@ -43,7 +40,7 @@ func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope)
 }
 
 func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
-	rows, err := s.byKey(ctx, "exists", r, key, nil, org)
+	rows, err := s.byKey(ctx, planExists, r, key, nil, org)
 	if err != nil {
 		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
 	}
@@ -56,27 +53,11 @@ func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) 
 }
 
 // byKey selects fields (nil: the constant 1) of the record with key within org.
-func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fields []*Field, org string) (rowSet, error) {
-	vals := make([]any, len(key), len(key)+1)
-	copy(vals, key)
-	if org != "" {
-		vals = append(vals, org)
-	}
-	build := func(v []any) *gorm.DB {
-		sel := "1"
-		if fields != nil {
-			sel = s.selectExpr(r, fields)
-		}
-		o := ""
-		if org != "" {
-			o, _ = v[len(key)].(string)
-		}
-		return whereKey(s.scope(s.from(ctx, r).Select(sel), r, o), r, v[:len(key)]).Limit(1)
-	}
+func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fields []*Field, org string) (rowSet, error) {
 	// A key lookup is one index probe: it runs to its end (within the store's timeout on
 	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
 	// query to watch the request for cancellation.
-	return s.query(context.WithoutCancel(ctx), shape(op, r, Query{Fields: fields, org: org}), vals, build)
+	return s.query(context.WithoutCancel(ctx), keyPlan(op, r, fields, org), keyValues(key, org))
 }
 
 // getForUpdate reads the stored members of the record with key within org for a
@@ -85,22 +66,7 @@ func (s *Store) byKey(ctx context.Context, op string, r *Resource, key []any, fi
 // t) until the transaction ends; on SQLite every transaction begins IMMEDIATE (see Open) and so
 // already holds the database's write lock when it reads.
 func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org string) (Record, error) {
-	vals := make([]any, len(key), len(key)+1)
-	copy(vals, key)
-	if org != "" {
-		vals = append(vals, org)
-	}
-	rows, err := s.query(ctx, shape("lock", r, Query{Fields: r.Fields, org: org}), vals, func(v []any) *gorm.DB {
-		o := ""
-		if org != "" {
-			o, _ = v[len(key)].(string)
-		}
-		tx := whereKey(s.scope(s.from(ctx, r).Select(s.selectExpr(r, r.Fields)), r, o), r, v[:len(key)]).Limit(1)
-		if s.dialect == Postgres {
-			tx = tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Table: clause.Table{Name: alias}})
-		}
-		return tx
-	})
+	rows, err := s.query(ctx, keyPlan(planLock, r, nil, org), keyValues(key, org))
 	if err != nil {
 		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
 	}

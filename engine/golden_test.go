@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -85,4 +86,75 @@ func storedSample(f *engine.Field) any {
 		return d.Storage()
 	}
 	return sampleFor(f)
+}
+
+// TestPlansAgreeWithGORM: the hot verbs run a plan, SQL text built once per shape from
+// sentinel values; the others, and the golden files, take GORM's statement built with the
+// values. Both come from the one statement builder and its key, and this test keeps them the
+// same: for every golden query, each filter alone, the key lookups and the insert of every
+// public group, a plan's text and the arguments it binds are GORM's statement and values.
+func TestPlansAgreeWithGORM(t *testing.T) {
+	reg := fixtureRegistry(t)
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		planned := 0
+		check := func(name string, st engine.Statement) {
+			t.Helper()
+			if !st.Planned {
+				return
+			}
+			planned++
+			if st.PlanSQL != st.SQL {
+				t.Errorf("%s: the plan's SQL\n%s\ndiffers from GORM's\n%s", name, st.PlanSQL, st.SQL)
+			}
+			if (len(st.PlanArgs) > 0 || len(st.Vars) > 0) && !reflect.DeepEqual(st.PlanArgs, st.Vars) {
+				t.Errorf("%s: the plan binds %#v, GORM %#v", name, st.PlanArgs, st.Vars)
+			}
+		}
+		for _, r := range reg.Public() {
+			list, err := request.ListQuery(r, nil, request.KindList)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(r.Path+" list", s.ListStatement(r, list, engine.Organization("org")))
+			continued := list
+			for _, t := range r.OrderTerms(list.Sort) {
+				continued.After = append(continued.After, storedSample(t.Field))
+			}
+			check(r.Path+" list continued", s.ListStatement(r, continued, engine.Organization("org")))
+			continued.After[len(continued.After)-1] = nil
+			check(r.Path+" list continued at a NULL", s.ListStatement(r, continued, engine.AllOrganizations()))
+			list.Page, list.Sort = 3, []engine.SortTerm{{Field: r.Key[0], Desc: true}}
+			check(r.Path+" list page 3", s.ListStatement(r, list, engine.AllOrganizations()))
+			search, _ := request.ListQuery(r, nil, request.KindSearch)
+			check(r.Path+" search", s.ListStatement(r, search, engine.AllOrganizations()))
+			count := engine.Query{}
+			for _, f := range r.Filters {
+				c := engine.Cond{Field: f.Field, Op: f.Op, Value: sampleFor(f.Field)}
+				count.Conds = append(count.Conds, c)
+				check(r.Path+" count "+f.Param, s.CountStatement(r, engine.Query{Conds: []engine.Cond{c}}, engine.Organization("org")))
+				one := list
+				one.Conds = []engine.Cond{c}
+				check(r.Path+" list "+f.Param, s.ListStatement(r, one, engine.Organization("org")))
+			}
+			check(r.Path+" count with every filter", s.CountStatement(r, count, engine.AllOrganizations()))
+			key := make([]any, len(r.Key))
+			for i, k := range r.Key {
+				key[i] = sampleFor(k)
+			}
+			for op, st := range s.KeyStatements(r, key, engine.Organization("org")) {
+				check(r.Path+" "+op, st)
+			}
+			d := r.NewDraft()
+			for _, f := range r.Fields {
+				if err := d.Set(f.Name, sampleFor(f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(r.Path+" insert", s.InsertStatement(r, d))
+		}
+		if planned == 0 {
+			t.Fatal("no statement was planned")
+		}
+		t.Logf("%d planned statements agree with GORM's", planned)
+	})
 }

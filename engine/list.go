@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-
-	"gorm.io/gorm"
 )
 
 // Count returns how many records match q within scope.
@@ -21,9 +19,7 @@ func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (i
 func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) {
 	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
 	q.After, q.zone, q.peek = nil, zoneAll, false
-	n, err := s.countRows(ctx, shape("count", r, q), condValues(q), func(v []any) *gorm.DB {
-		return s.where(s.from(ctx, r), r, withValues(q, v))
-	})
+	n, err := s.countRows(ctx, queryPlan(planCount, r, q), planValues(q))
 	if err != nil {
 		return 0, fmt.Errorf("engine: count %s: %w", r.Name, translate(r, err))
 	}
@@ -132,9 +128,7 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 		ctx, prog, stop = s.streamProgress(ctx)
 		defer stop()
 	}
-	rows, err := s.query(ctx, shape("list", r, q), condValues(q), func(v []any) *gorm.DB {
-		return s.listQuery(ctx, r, withValues(q, v))
-	})
+	rows, err := s.query(ctx, queryPlan(planList, r, q), planValues(q))
 	prog.got()
 	if err != nil {
 		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, prog.check(err)))

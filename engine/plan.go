@@ -32,7 +32,7 @@ type plan struct {
 
 type planCache struct {
 	mu    sync.RWMutex
-	plans map[string]*plan
+	plans map[planKey]*plan
 }
 
 // args returns the bind values of a run with values.
@@ -73,28 +73,31 @@ func newPlan(stmt *gorm.Statement, n int) *plan {
 	return p
 }
 
-// planned returns the plan for key, building it with build (given sentinel values) and finish
-// (the dry-run finisher, e.g. Find or Count) on first use. nil means: build the query anew.
-func (s *Store) planned(key string, n int, build func(values []any) *gorm.DB, finish func(*gorm.DB) *gorm.DB) *plan {
+// planned returns the plan of k, building it from a dry run of k with sentinel values on
+// first use. nil means: k cannot be planned, build its statement anew with its values.
+func (s *Store) planned(k planKey) *plan {
+	if !k.plannable {
+		return nil
+	}
 	s.plans.mu.RLock()
-	p, ok := s.plans.plans[key]
+	p, ok := s.plans.plans[k]
 	s.plans.mu.RUnlock()
 	if ok {
 		return p
 	}
+	n := k.arity(s.reg.MustByName(k.resource))
 	vals := make([]any, n)
 	for i := range vals {
 		vals[i] = sentinel(i)
 	}
-	stmt := finish(build(vals).Session(&gorm.Session{DryRun: true})).Statement
-	if stmt.Error == nil {
+	if stmt := s.dryRun(k, vals); stmt.Error == nil {
 		p = newPlan(stmt, n)
 	}
 	s.plans.mu.Lock()
 	if s.plans.plans == nil || len(s.plans.plans) >= maxPlans {
-		s.plans.plans = map[string]*plan{}
+		s.plans.plans = map[planKey]*plan{}
 	}
-	s.plans.plans[key] = p
+	s.plans.plans[k] = p
 	s.plans.mu.Unlock()
 	return p
 }
@@ -187,28 +190,26 @@ func (q sqlQuerier) exec(ctx context.Context, sql string, args []any) (int64, er
 	return res.RowsAffected()
 }
 
-// query runs a read: through its plan when the shape has one, else through GORM.
-func (s *Store) query(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (rowSet, error) {
+// query runs a read of k with vals: through its plan when k has one, else built anew.
+func (s *Store) query(ctx context.Context, k planKey, vals []any) (rowSet, error) {
 	ctx = s.detach(ctx)
-	if key != "" {
-		if p := s.planned(key, len(values), build, findAll); p != nil {
-			return s.querier().query(ctx, p.sql, p.args(values))
-		}
+	if p := s.planned(k); p != nil {
+		return s.querier().query(ctx, p.sql, p.args(vals))
 	}
-	return build(values).WithContext(ctx).Rows()
+	tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+	return tx.Rows()
 }
 
-// countRows runs a count query like query.
-func (s *Store) countRows(ctx context.Context, key string, values []any, build func(values []any) *gorm.DB) (int64, error) {
+// countRows runs a count of k with vals like query.
+func (s *Store) countRows(ctx context.Context, k planKey, vals []any) (int64, error) {
 	var n int64
 	ctx = s.detach(ctx)
-	if key != "" {
-		if p := s.planned(key, len(values), build, func(tx *gorm.DB) *gorm.DB { return tx.Count(&n) }); p != nil {
-			err := s.querier().count(ctx, p.sql, p.args(values), &n)
-			return n, err
-		}
+	if p := s.planned(k); p != nil {
+		err := s.querier().count(ctx, p.sql, p.args(vals), &n)
+		return n, err
 	}
-	err := build(values).WithContext(ctx).Count(&n).Error
+	tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+	err := tx.Count(&n).Error
 	return n, err
 }
 
@@ -217,19 +218,20 @@ func (s *Store) countRows(ctx context.Context, key string, values []any, build f
 // onKeyConflict).
 func (s *Store) insertRow(ctx context.Context, r *Resource, rec Record) error {
 	ctx = s.detach(ctx)
+	k := insertPlan(r)
+	vals := make([]any, len(r.Fields))
+	for i, f := range r.Fields {
+		vals[i] = rec[f.Index]
+	}
 	var n int64
-	if p := s.insertPlan(r); p != nil {
-		values := make([]any, len(r.Fields))
-		for i, f := range r.Fields {
-			values[i] = rec[f.Index]
-		}
+	if p := s.planned(k); p != nil {
 		var err error
-		if n, err = s.querier().exec(ctx, p.sql, p.args(values)); err != nil {
+		if n, err = s.querier().exec(ctx, p.sql, p.args(vals)); err != nil {
 			return err
 		}
 	} else {
-		tx := s.db.WithContext(ctx).Table(s.TableName(r)).Clauses(onKeyConflict(r)).Create(columnsOf(r, rec))
-		if tx.Error != nil {
+		tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+		if tx = tx.Create(insertColumns(r, vals)); tx.Error != nil {
 			return tx.Error
 		}
 		n = tx.RowsAffected
@@ -250,134 +252,4 @@ func onKeyConflict(r *Resource) clause.OnConflict {
 		cols[i] = clause.Column{Name: k.Column}
 	}
 	return clause.OnConflict{Columns: cols, DoNothing: true}
-}
-
-// insertPlan returns the plan of a single-row insert into r, taking r.Fields' values in order.
-func (s *Store) insertPlan(r *Resource) *plan {
-	build := func([]any) *gorm.DB { return s.db.Table(s.TableName(r)).Clauses(onKeyConflict(r)) }
-	create := func(tx *gorm.DB) *gorm.DB {
-		cols := make(map[string]any, len(r.Fields))
-		for i, f := range r.Fields {
-			cols[f.Column] = sentinel(i)
-		}
-		return tx.Create(cols)
-	}
-	return s.planned("insert|"+r.Name, len(r.Fields), build, create)
-}
-
-// InsertSQL returns the SQL of a single-row insert into r (golden tests); "" when it has no plan.
-func (s *Store) InsertSQL(r *Resource) string {
-	if p := s.insertPlan(r); p != nil {
-		return p.sql
-	}
-	return ""
-}
-
-func findAll(tx *gorm.DB) *gorm.DB { return tx.Find(&[]map[string]any{}) }
-
-// shape describes a query for the plan cache, or returns "" when its values do not pass
-// through to the statement unchanged (datetimes and substrings are rewritten on the way).
-func shape(op string, r *Resource, q Query) string {
-	var b strings.Builder
-	b.Grow(96)
-	b.WriteString(op)
-	b.WriteByte('|')
-	b.WriteString(r.Name)
-	for _, c := range q.Conds {
-		if !c.Field.Stored() || c.Field.Type == TypeDateTime || (c.Op != MatchEq && c.Op != MatchGte && c.Op != MatchLt) {
-			return ""
-		}
-		b.WriteByte('|')
-		b.WriteString(c.Field.Name)
-		b.WriteByte(' ')
-		b.WriteString(string(c.Op))
-	}
-	b.WriteString("|f")
-	if len(q.Fields) > 0 && len(q.Fields) == len(r.Output) && &q.Fields[0] == &r.Output[0] {
-		b.WriteString(" *") // the full record: most shapes, and long
-	} else {
-		for _, f := range q.Fields {
-			b.WriteByte(' ')
-			b.WriteString(f.Name)
-		}
-	}
-	b.WriteString("|s")
-	for _, t := range q.Sort {
-		b.WriteByte(' ')
-		b.WriteString(t.Field.Name)
-		if t.Desc {
-			b.WriteString(" desc")
-		}
-	}
-	b.WriteByte('|')
-	b.WriteString(strconv.Itoa(q.Take))
-	if q.peek {
-		b.WriteByte('+')
-	}
-	if q.zone != zoneAll {
-		b.WriteString(" zone ")
-		b.WriteString(strconv.Itoa(int(q.zone)))
-	}
-	if q.After != nil {
-		// The position's values are bind parameters, but a NULL among them changes the SQL.
-		b.WriteString(" after ")
-		for _, v := range q.After {
-			if v == nil {
-				b.WriteByte('n')
-			} else {
-				b.WriteByte('v')
-			}
-		}
-	} else {
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(q.Page))
-	}
-	if q.org != "" {
-		b.WriteString(" org")
-	}
-	return b.String()
-}
-
-// condValues lists q's values in the order the builders consume them: conditions, the
-// organization, then the position's values that are not NULL.
-func condValues(q Query) []any {
-	vals := make([]any, 0, len(q.Conds)+1+len(q.After))
-	for _, c := range q.Conds {
-		vals = append(vals, c.Value)
-	}
-	if q.org != "" {
-		vals = append(vals, q.org)
-	}
-	for _, v := range q.After {
-		if v != nil {
-			vals = append(vals, v)
-		}
-	}
-	return vals
-}
-
-// withValues returns q with its condition values, organization and position taken from vals.
-func withValues(q Query, vals []any) Query {
-	conds := make([]Cond, len(q.Conds))
-	for i, c := range q.Conds {
-		c.Value = vals[i]
-		conds[i] = c
-	}
-	q.Conds = conds
-	n := len(conds)
-	if q.org != "" {
-		q.org, _ = vals[n].(string)
-		n++
-	}
-	if q.After != nil {
-		after := make(Cursor, len(q.After))
-		for i, v := range q.After {
-			if v != nil {
-				after[i] = vals[n]
-				n++
-			}
-		}
-		q.After = after
-	}
-	return q
 }

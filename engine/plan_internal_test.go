@@ -39,7 +39,7 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := s.plans.plans[shape("get", w, Query{Fields: w.Output, org: org})]
+	p := s.plans.plans[keyPlan(planGet, w, w.Output, org)]
 	if p == nil || len(p.slots) < 2 {
 		t.Fatalf("get has no reusable plan: %+v", p)
 	}
@@ -55,11 +55,11 @@ func TestPlansAreReusedPerShape(t *testing.T) {
 	}
 	peeked := q
 	peeked.peek = true // a list reads one row beyond the page
-	if s.plans.plans[shape("list", w, peeked)] == nil {
+	if s.plans.plans[queryPlan(planList, w, peeked)] == nil {
 		t.Error("an equality list has no plan")
 	}
 	q = filtered(t, w, "WidgetMade", "2024-03-10T20:30:00Z")
-	if shape("list", w, q) != "" {
+	if k := queryPlan(planList, w, q); k.plannable || s.planned(k) != nil {
 		t.Error("a datetime filter must not be planned: its value is rewritten")
 	}
 	if recs, _, err := s.List(ctx, w, q, AllOrganizations()); err != nil || len(recs) != 1 {

@@ -1,0 +1,78 @@
+package engine
+
+// ListSQL returns the SQL and bind values of a list query within scope, built by GORM without
+// running it (golden tests).
+func (s *Store) ListSQL(r *Resource, q Query, scope Scope) (string, []any) {
+	st := s.ListStatement(r, q, scope)
+	return st.SQL, st.Vars
+}
+
+// CountSQL returns the SQL and bind values of a count query within scope, built by GORM.
+func (s *Store) CountSQL(r *Resource, q Query, scope Scope) (string, []any) {
+	st := s.CountStatement(r, q, scope)
+	return st.SQL, st.Vars
+}
+
+// InsertSQL returns the SQL of a single-row insert into r; "" when it has no plan.
+func (s *Store) InsertSQL(r *Resource) string {
+	if p := s.planned(insertPlan(r)); p != nil {
+		return p.sql
+	}
+	return ""
+}
+
+// Statement is one statement built both ways: by GORM with its values (SQL, Vars), and from
+// its plan (PlanSQL, PlanArgs: the plan's text and the arguments a run with the values binds).
+// Planned is false when the statement's shape has no plan.
+type Statement struct {
+	SQL      string
+	Vars     []any
+	Planned  bool
+	PlanSQL  string
+	PlanArgs []any
+}
+
+func (s *Store) bothWays(k planKey, vals []any) Statement {
+	stmt := s.dryRun(k, vals)
+	st := Statement{SQL: stmt.SQL.String(), Vars: stmt.Vars}
+	if p := s.planned(k); p != nil {
+		st.Planned, st.PlanSQL, st.PlanArgs = true, p.sql, p.args(vals)
+	}
+	return st
+}
+
+// ListStatement builds the list statement of q within scope both ways.
+func (s *Store) ListStatement(r *Resource, q Query, scope Scope) Statement {
+	q.org = scope.orgFor(r)
+	if q.After != nil && s.nullsFollow(r.OrderTerms(q.Sort)[0], q.After[0]) {
+		q.zone = zoneValues // the first statement ListPage runs
+	}
+	return s.bothWays(queryPlan(planList, r, q), planValues(q))
+}
+
+// CountStatement builds the count statement of q within scope both ways.
+func (s *Store) CountStatement(r *Resource, q Query, scope Scope) Statement {
+	q.org = scope.orgFor(r)
+	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
+	return s.bothWays(queryPlan(planCount, r, q), planValues(q))
+}
+
+// KeyStatements builds the get, exists and lock statements of the record with key within
+// scope both ways, by name.
+func (s *Store) KeyStatements(r *Resource, key []any, scope Scope) map[string]Statement {
+	org := scope.orgFor(r)
+	return map[string]Statement{
+		"get":    s.bothWays(keyPlan(planGet, r, r.Output, org), keyValues(key, org)),
+		"exists": s.bothWays(keyPlan(planExists, r, nil, org), keyValues(key, org)),
+		"lock":   s.bothWays(keyPlan(planLock, r, nil, org), keyValues(key, org)),
+	}
+}
+
+// InsertStatement builds the insert of d's record into r both ways.
+func (s *Store) InsertStatement(r *Resource, d Draft) Statement {
+	vals := make([]any, len(r.Fields))
+	for i, f := range r.Fields {
+		vals[i] = d.rec[f.Index]
+	}
+	return s.bothWays(insertPlan(r), vals)
+}
