@@ -133,19 +133,20 @@ func needContent(r *Resource) error {
 // record whose key is not key is refused. At most half the pool's connections write content
 // at once (see contentWriters); other writers wait their turn, as long as ctx lets them.
 func (s *Store) InsertWithContent(ctx context.Context, r *Resource, key []any, fill func(w io.Writer) error,
-	record func(size int64) (Draft, error)) (Record, error) {
+	record func(size int64) (Draft, error)) (_ Record, err error) {
+	defer wrap(&err, "create %s %v", r.Name, key)
 	if err := needContent(r); err != nil {
 		return nil, err
 	}
 	if len(key) != len(r.Key) {
-		return nil, fmt.Errorf("engine: create %s: key %v has %d values, want %d", r.Name, key, len(key), len(r.Key))
+		return nil, fmt.Errorf("key %v has %d values, want %d", key, len(key), len(r.Key))
 	}
 	if s.writers != nil {
 		select {
 		case s.writers <- struct{}{}:
 			defer func() { <-s.writers }()
 		case <-ctx.Done():
-			return nil, fmt.Errorf("engine: create %s: waiting for a content writer: %w", r.Name, ctx.Err())
+			return nil, fmt.Errorf("waiting for a content writer: %w", ctx.Err())
 		}
 	}
 	w := &contentWriter{s: s, ctx: ctx, r: r, key: key, started: time.Now()}
@@ -178,31 +179,31 @@ func (s *Store) insertWithContent(ctx context.Context, r *Resource, w *contentWr
 		err = d.of(r)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+		return nil, err
 	}
 	rec := d.rec
 	if err := s.prepareNew(r, rec, d.given, ""); err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+		return nil, err
 	}
 	for i, k := range keyOf(r, rec) {
 		if fmt.Sprint(k) != fmt.Sprint(w.key[i]) {
-			return nil, fmt.Errorf("engine: create %s: record key %v is not the content's %v", r.Name, keyOf(r, rec), w.key)
+			return nil, fmt.Errorf("record key %v is not the content's %v", keyOf(r, rec), w.key)
 		}
 	}
 	err = s.Transaction(ctx, func(tx *Store) error {
 		if age := time.Since(w.started); age > ContentWriteLimit {
-			return fmt.Errorf("engine: create %s: content took %v, more than %v", r.Name, age.Round(time.Second), ContentWriteLimit)
+			return fmt.Errorf("content took %v, more than %v", age.Round(time.Second), ContentWriteLimit)
 		}
 		cond, args := contentKey(r, "", w.key)
 		var n int64
 		if err := tx.db.WithContext(ctx).Raw("SELECT count(*) FROM "+tx.qualify(r.Content)+" WHERE "+cond, args...).Scan(&n).Error; err != nil {
-			return fmt.Errorf("engine: create %s: count chunks: %w", r.Name, translate(r, err))
+			return fmt.Errorf("count chunks: %w", translate(r, err))
 		}
 		if n != int64(w.seq) {
-			return fmt.Errorf("engine: create %s: %d of %d chunks stored", r.Name, n, w.seq)
+			return fmt.Errorf("%d of %d chunks stored", n, w.seq)
 		}
 		if err := tx.insertRow(ctx, r, rec); err != nil {
-			return fmt.Errorf("engine: create %s: %w", r.Name, translate(r, err))
+			return translate(r, err)
 		}
 		return nil
 	})
@@ -288,7 +289,7 @@ func (s *Store) insertChunk(ctx context.Context, sql string, args []any) error {
 func (s *Store) dropContent(ctx context.Context, r *Resource, key []any) error {
 	cond, args := contentKey(r, "", key)
 	if err := s.db.WithContext(ctx).Exec("DELETE FROM "+s.qualify(r.Content)+" WHERE "+cond, args...).Error; err != nil {
-		return fmt.Errorf("engine: delete %s %v content: %w", r.Name, key, translate(r, err))
+		return fmt.Errorf("content: %w", translate(r, err))
 	}
 	return nil
 }
@@ -302,7 +303,7 @@ func (s *Store) dropContentMatching(ctx context.Context, r *Resource, q Query) e
 	keys := s.where(s.from(ctx, r), r, q).Select(alias + "." + strings.Join(cols, ", "+alias+"."))
 	sql := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (?)", s.qualify(r.Content), strings.Join(cols, ", "))
 	if err := s.db.WithContext(ctx).Exec(sql, keys).Error; err != nil {
-		return fmt.Errorf("engine: delete %s content: %w", r.Name, translate(r, err))
+		return fmt.Errorf("content: %w", translate(r, err))
 	}
 	return nil
 }

@@ -1,17 +1,15 @@
 package engine
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Create fills what the draft omits and stores it as a new record of r. Within one
 // organization's scope, a scoped record of another organization is refused and an omitted
 // organization becomes the scope's. The draft is completed in place.
-func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (Record, error) {
+func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (_ Record, err error) {
+	defer wrap(&err, "create %s", r.Name)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+		return nil, err
 	}
 	return s.insert(ctx, r, d.rec, d.given, org)
 }
@@ -30,7 +28,7 @@ func writeOf(r *Resource, d Draft, scope Scope) (string, error) {
 
 func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
 	if err := s.prepareNew(r, rec, present, org); err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, err)
+		return nil, err
 	}
 	if check := writeCheck(ctx, r); check != nil {
 		if err := check(ctx, s, r, nil, rec); err != nil {
@@ -38,7 +36,7 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 		}
 	}
 	if err := s.insertRow(ctx, r, rec); err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", r.Name, translate(r, err))
+		return nil, translate(r, err)
 	}
 	if len(r.Output) == len(r.Fields) {
 		return rec, nil

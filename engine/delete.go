@@ -11,9 +11,10 @@ import (
 // Delete removes the record with key within scope, running the afterDelete hooks with the row
 // as it was deleted (read under getForUpdate's lock) and removing its content
 // (Descriptor.Content), all in the same transaction.
-func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope) error {
+func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope) (err error) {
+	defer wrap(&err, "delete %s %v", r.Name, key)
 	if err := scope.check(); err != nil {
-		return fmt.Errorf("engine: delete %s %v: %w", r.Name, key, err)
+		return err
 	}
 	org := scope.orgFor(r)
 	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
@@ -26,10 +27,10 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 	return s.Transaction(ctx, func(tx *Store) error {
 		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
-			return fmt.Errorf("engine: delete %s: %w", r.Name, err)
+			return err
 		}
 		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
-			return fmt.Errorf("engine: delete %s: %w", r.Name, err)
+			return err
 		}
 		if check != nil {
 			if err := check(ctx, tx, r, rec, nil); err != nil {
@@ -41,7 +42,7 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 		}
 		for _, h := range r.afterDelete {
 			if err := h(ctx, tx, r, rec); err != nil {
-				return fmt.Errorf("engine: delete %s %v: hook: %w", r.Name, key, err)
+				return fmt.Errorf("hook: %w", err)
 			}
 		}
 		if r.Content != "" {
@@ -54,27 +55,28 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 func (s *Store) deleteRow(ctx context.Context, r *Resource, key []any, org string) error {
 	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Delete(&map[string]any{})
 	if err := tx.Error; err != nil {
-		return fmt.Errorf("engine: delete %s %v: %w", r.Name, key, translate(r, err))
+		return translate(r, err)
 	}
 	if tx.RowsAffected == 0 {
-		return fmt.Errorf("engine: delete %s %v: %w", r.Name, key, ErrNotFound)
+		return ErrNotFound
 	}
 	return nil
 }
 
 // DeleteWhere removes every record of r whose member equals value (used by modules that
 // replace a set of rows); it returns how many were removed.
-func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, value any) (int64, error) {
+func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, value any) (_ int64, err error) {
+	defer wrap(&err, "delete %s where %s", r.Name, member)
 	f, ok := r.byName[member]
 	if !ok || !f.Stored() {
-		return 0, fmt.Errorf("engine: delete %s where %s: no such field", r.Name, member)
+		return 0, errors.New("no such field")
 	}
 	if r.Content != "" {
-		return 0, fmt.Errorf("engine: delete %s where %s: its content would stay; delete by key", r.Name, member)
+		return 0, errors.New("its content would stay; delete by key")
 	}
 	tx := s.from(ctx, r).Where(clause.Eq{Column: col(alias, f.Column), Value: storageValue(value)}).Delete(&map[string]any{})
 	if tx.Error != nil {
-		return 0, fmt.Errorf("engine: delete %s where %s: %w", r.Name, member, translate(r, tx.Error))
+		return 0, translate(r, tx.Error)
 	}
 	return tx.RowsAffected, nil
 }
@@ -86,13 +88,14 @@ func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 // projection and sort are ignored), with their content (Descriptor.Content) in the same
 // transaction, and returns how many records were removed. It is for the modules'
 // housekeeping (expired rows); scope limits it like a list.
-func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope Scope) (int64, error) {
+func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope Scope) (_ int64, err error) {
+	defer wrap(&err, "delete %s", r.Name)
 	if err := scope.check(); err != nil {
-		return 0, fmt.Errorf("engine: delete %s: %w", r.Name, err)
+		return 0, err
 	}
 	for _, c := range q.Conds {
 		if !c.Field.Stored() {
-			return 0, fmt.Errorf("engine: delete %s where %s: not a stored field", r.Name, c.Field.Name)
+			return 0, fmt.Errorf("where %s: not a stored field", c.Field.Name)
 		}
 	}
 	q = Query{Conds: q.Conds, org: scope.orgFor(r)}
@@ -114,7 +117,7 @@ func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope 
 func (s *Store) deleteMatching(ctx context.Context, r *Resource, q Query) (int64, error) {
 	tx := s.where(s.from(ctx, r), r, q).Delete(&map[string]any{})
 	if tx.Error != nil {
-		return 0, fmt.Errorf("engine: delete %s: %w", r.Name, translate(r, tx.Error))
+		return 0, translate(r, tx.Error)
 	}
 	return tx.RowsAffected, nil
 }

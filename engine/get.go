@@ -1,14 +1,12 @@
 package engine
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Get returns the record with key, projected to fields (nil: the full record), within scope.
-func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (Record, error) {
+func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (_ Record, err error) {
+	defer wrap(&err, "get %s %v", r.Name, key)
 	if err := scope.check(); err != nil {
-		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, err)
+		return nil, err
 	}
 	return s.get(ctx, r, key, fields, scope.orgFor(r))
 }
@@ -19,22 +17,16 @@ func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field
 	}
 	rows, err := s.byKey(ctx, planGet, r, key, fields, org)
 	if err != nil {
-		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
+		return nil, translate(r, err)
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, translate(r, err))
-		}
-		return nil, fmt.Errorf("engine: get %s %v: %w", r.Name, key, ErrNotFound)
-	}
-	return newScanner(r, fields).scan(rows)
+	return scanOne(r, fields, rows)
 }
 
 // Exists reports whether the record with key exists within scope.
-func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope) (bool, error) {
+func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope) (_ bool, err error) {
+	defer wrap(&err, "exists %s %v", r.Name, key)
 	if err := scope.check(); err != nil {
-		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, err)
+		return false, err
 	}
 	return s.exists(ctx, r, key, scope.orgFor(r))
 }
@@ -42,12 +34,12 @@ func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope)
 func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
 	rows, err := s.byKey(ctx, planExists, r, key, nil, org)
 	if err != nil {
-		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
+		return false, translate(r, err)
 	}
 	defer rows.Close()
 	found := rows.Next()
 	if err := rows.Err(); err != nil {
-		return false, fmt.Errorf("engine: exists %s %v: %w", r.Name, key, translate(r, err))
+		return false, translate(r, err)
 	}
 	return found, nil
 }
@@ -68,14 +60,19 @@ func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fi
 func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org string) (Record, error) {
 	rows, err := s.query(ctx, keyPlan(planLock, r, nil, org), keyValues(key, org))
 	if err != nil {
-		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+		return nil, translate(r, err)
 	}
+	return scanOne(r, r.Fields, rows)
+}
+
+// scanOne reads fields of the one record rows hold, or ErrNotFound; it closes rows.
+func scanOne(r *Resource, fields []*Field, rows rowSet) (Record, error) {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, translate(r, err))
+			return nil, translate(r, err)
 		}
-		return nil, fmt.Errorf("engine: lock %s %v: %w", r.Name, key, ErrNotFound)
+		return nil, ErrNotFound
 	}
-	return newScanner(r, r.Fields).scan(rows)
+	return newScanner(r, fields).scan(rows)
 }

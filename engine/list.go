@@ -3,14 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 )
 
 // Count returns how many records match q within scope.
-func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (int64, error) {
+func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (_ int64, err error) {
+	defer wrap(&err, "count %s", r.Name)
 	if err := scope.check(); err != nil {
-		return 0, fmt.Errorf("engine: count %s: %w", r.Name, err)
+		return 0, err
 	}
 	q.org = scope.orgFor(r)
 	return s.count(ctx, r, q)
@@ -20,10 +20,7 @@ func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) 
 	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
 	q.After, q.zone, q.peek = nil, zoneAll, false
 	n, err := s.countRows(ctx, queryPlan(planCount, r, q), planValues(q))
-	if err != nil {
-		return 0, fmt.Errorf("engine: count %s: %w", r.Name, translate(r, err))
-	}
-	return n, nil
+	return n, translate(r, err)
 }
 
 // List returns one page of q within scope and the total number of matches (see ListPage).
@@ -49,9 +46,10 @@ type Page struct {
 // The page reads one row beyond Take to learn whether a next page exists; its records may
 // hold values of order columns outside q.Fields (read for the position), which the caller
 // does not output.
-func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope) (Page, error) {
+func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope) (_ Page, err error) {
+	defer wrap(&err, "list %s", r.Name)
 	if err := scope.check(); err != nil {
-		return Page{}, fmt.Errorf("engine: list %s: %w", r.Name, err)
+		return Page{}, err
 	}
 	q.org = scope.orgFor(r)
 	terms := r.OrderTerms(q.Sort)
@@ -86,7 +84,7 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	if split {
 		q.zone = zoneValues
 	}
-	err := s.stream(ctx, r, q, collect)
+	err = s.stream(ctx, r, q, collect)
 	if err == nil && split && p.Next == nil {
 		nulls := q
 		nulls.After, nulls.zone, nulls.Page, nulls.Take = nil, zoneNulls, 1, take-len(p.Records)
@@ -112,9 +110,10 @@ var errPeeked = errors.New("engine: the row beyond the page")
 // A page (q.Take > 0) is one statement within the store's timeout; a stream of every match
 // must instead receive each row within it (see progress), so that an export's time can grow
 // with the table.
-func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, fn func(Record) error) error {
+func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, fn func(Record) error) (err error) {
+	defer wrap(&err, "list %s", r.Name)
 	if err := scope.check(); err != nil {
-		return fmt.Errorf("engine: list %s: %w", r.Name, err)
+		return err
 	}
 	q.org = scope.orgFor(r)
 	return s.stream(ctx, r, q, func(rec Record, _ *scanner) error { return fn(rec) })
@@ -131,7 +130,7 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 	rows, err := s.query(ctx, queryPlan(planList, r, q), planValues(q))
 	prog.got()
 	if err != nil {
-		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, prog.check(err)))
+		return translate(r, prog.check(err))
 	}
 	defer rows.Close()
 	sc := newScanner(r, q.Fields)
@@ -154,7 +153,7 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("engine: list %s: %w", r.Name, translate(r, prog.check(err)))
+		return translate(r, prog.check(err))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Update replaces the record with key by the draft: omitted members become null or zero
@@ -12,10 +11,11 @@ import (
 // record is an ErrNotFound whatever the draft's members say (see MissingFirst). Without a
 // write check it reads nothing stored to write (the beforeWrite hooks derive members from the
 // draft alone), so its one UPDATE statement is atomic.
-func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) (err error) {
+	defer wrap(&err, "update %s %v", r.Name, key)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, err)
+		return err
 	}
 	rec, present := d.rec, d.given
 	err = pinKey(r, rec, present, key)
@@ -26,7 +26,7 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 		err = prepare(r, rec, present, present)
 	}
 	if err != nil {
-		return fmt.Errorf("engine: update %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
+		return s.missingFirst(ctx, r, key, org, err)
 	}
 	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
 	if check == nil && cond == nil {
@@ -35,10 +35,10 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 	return s.Transaction(ctx, func(tx *Store) error {
 		old, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
-			return fmt.Errorf("engine: update %s: %w", r.Name, err)
+			return err
 		}
 		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
-			return fmt.Errorf("engine: update %s: %w", r.Name, err)
+			return err
 		}
 		if check != nil {
 			if err := check(ctx, tx, r, old, rec); err != nil {
@@ -83,23 +83,24 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 // Patch applies the members the draft gives (a JSON merge patch, RFC 7396, once decoded) to
 // the record with key. The read, the merge and the write are one transaction holding the row
 // (see getForUpdate): concurrent patches of different members both take effect.
-func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) error {
+func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) (err error) {
+	defer wrap(&err, "patch %s %v", r.Name, key)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
-		return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+		return err
 	}
 	patch, present := d.rec, d.given
 	if err := pinKey(r, patch, present, key); err != nil {
-		return fmt.Errorf("engine: patch %s: %w", r.Name, s.missingFirst(ctx, r, key, org, err))
+		return s.missingFirst(ctx, r, key, org, err)
 	}
 	return s.Transaction(ctx, func(tx *Store) error {
 		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
-			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+			return err
 		}
 		cond := conditionOf(ctx, r)
 		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
-			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+			return err
 		}
 		check := writeCheck(ctx, r)
 		var old Record
@@ -114,11 +115,11 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 			}
 		}
 		if err := claimScope(r, rec, all, org); err != nil {
-			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+			return err
 		}
 		// Only the members the patch names are hashed: the others hold stored values.
 		if err := prepare(r, rec, all, present); err != nil {
-			return fmt.Errorf("engine: patch %s: %w", r.Name, err)
+			return err
 		}
 		if check != nil {
 			if err := check(ctx, tx, r, old, rec); err != nil {
@@ -157,10 +158,10 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, p
 	}
 	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Updates(set)
 	if err := tx.Error; err != nil {
-		return fmt.Errorf("engine: update %s %v: %w", r.Name, key, translate(r, err))
+		return translate(r, err)
 	}
 	if tx.RowsAffected == 0 {
-		return fmt.Errorf("engine: update %s %v: %w", r.Name, key, ErrNotFound)
+		return ErrNotFound
 	}
 	return nil
 }

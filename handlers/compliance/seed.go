@@ -239,7 +239,7 @@ func query(ctx context.Context, st *engine.Store, tmpl string, args []any, fn fu
 func insert(ctx context.Context, st *engine.Store, r *engine.Resource, values map[string]any) error {
 	d, err := r.DraftOf(values)
 	if err != nil {
-		return fmt.Errorf("compliance: %w", err)
+		return err
 	}
 	_, err = st.Create(ctx, r, d, engine.AllOrganizations())
 	return err

@@ -76,19 +76,19 @@ func from(err error) *Problem {
 	case errors.Is(err, engine.ErrPrecondition):
 		return New(http.StatusPreconditionFailed, "The record changed since the ETag that If-Match names; GET it again and retry with its current ETag.")
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
-		return New(http.StatusBadRequest, "%s", err.Error())
+		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.Is(err, engine.ErrUnavailable):
 		out := New(http.StatusServiceUnavailable, "The database is unavailable; retry later.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
 		return out
 	case errors.Is(err, auth.ErrUnauthenticated):
-		out := New(http.StatusUnauthorized, "%s", err.Error())
+		out := New(http.StatusUnauthorized, "%s", engine.Message(err))
 		out.Header = http.Header{"WWW-Authenticate": {`Bearer realm="credo"`}}
 		return out
 	case errors.Is(err, auth.ErrForbidden):
-		return New(http.StatusForbidden, "%s", err.Error())
+		return New(http.StatusForbidden, "%s", engine.Message(err))
 	case errors.Is(err, auth.ErrMalformed):
-		return New(http.StatusBadRequest, "%s", err.Error())
+		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.As(err, &tooLarge):
 		return New(http.StatusRequestEntityTooLarge, "The body is larger than %d bytes.", tooLarge.Limit)
 	}
