@@ -112,9 +112,6 @@ func NewCookies(signingKey, encryptionKey []byte, clock func() time.Time) (*Cook
 	return c, nil
 }
 
-// Encrypts reports whether Encode encrypts cookies.
-func (c *Cookies) Encrypts() bool { return c.aead != nil }
-
 // Encode signs (and, when configured, encrypts) a payload and returns the cookie token with the
 // payload as encoded. Expiry is required; Created defaults to the clock's time and Identifier to
 // a new UUIDv7.

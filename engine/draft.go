@@ -77,12 +77,6 @@ func (f *Field) goValue(v any) (any, error) {
 var goTypeOf = map[Type]string{TypeUUID: "a string", TypeString: "a string", TypeBool: "a bool",
 	TypeInt: "an int64", TypeDateTime: "an engine.DateTime"}
 
-// Given reports whether member was given.
-func (d Draft) Given(member string) bool {
-	f, ok := d.r.byName[member]
-	return ok && d.given[f.Index]
-}
-
 // Record returns the draft's values as a record of its resource (not copied).
 func (d Draft) Record() Record { return d.rec }
 

@@ -1,5 +1,22 @@
 package engine
 
+// Exported for the engine_test package only.
+
+// Given reports whether member was given.
+func (d Draft) Given(member string) bool {
+	f, ok := d.r.byName[member]
+	return ok && d.given[f.Index]
+}
+
+// KeyNames returns the key member names.
+func (r *Resource) KeyNames() []string {
+	out := make([]string, len(r.Key))
+	for i, k := range r.Key {
+		out[i] = k.Name
+	}
+	return out
+}
+
 // ListSQL returns the SQL and bind values of a list query within scope, built by GORM without
 // running it (golden tests).
 func (s *Store) ListSQL(r *Resource, q Query, scope Scope) (string, []any) {

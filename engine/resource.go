@@ -190,15 +190,6 @@ func (r *Resource) Filter(param string) (*Filter, bool) {
 // Scoped reports whether the resource is limited to the caller's organization.
 func (r *Resource) Scoped() bool { return len(r.Scope) > 0 }
 
-// KeyNames returns the key member names.
-func (r *Resource) KeyNames() []string {
-	out := make([]string, len(r.Key))
-	for i, k := range r.Key {
-		out[i] = k.Name
-	}
-	return out
-}
-
 // snake turns a PascalCase member name into a snake_case column name.
 func snake(name string) string {
 	var b strings.Builder

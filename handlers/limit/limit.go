@@ -81,9 +81,6 @@ func New(name string, rule Rule, clock func() time.Time) *Limiter {
 	return &Limiter{name: name, rule: rule, clock: clock, buckets: map[string]*bucket{}}
 }
 
-// Rule returns the limiter's rule.
-func (l *Limiter) Rule() Rule { return l.rule }
-
 // Allow takes one request from key's bucket. When the bucket is empty it takes nothing and
 // returns a 429 problem whose Retry-After header is the whole seconds until a request is
 // allowed again; otherwise nil. An off rule allows everything.
