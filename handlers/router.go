@@ -156,7 +156,15 @@ func (s *Server) Handler() (http.Handler, error) {
 	for _, m := range s.ownRoutes() {
 		add(m.Method, m.Path, m.Handler)
 	}
+	if err := s.Idempotency.Needs(s.Registry); err != nil {
+		return nil, fmt.Errorf("handlers: Idempotency-Key: %w", err)
+	}
 	for _, m := range s.Modules {
+		if m.Needs != nil {
+			if err := m.Needs(s.Registry); err != nil {
+				return nil, fmt.Errorf("handlers: %s %s: %w", m.Method, m.Path, err)
+			}
+		}
 		if m.Idempotent {
 			// The keeper would read the body under the generated routes' limit, not the
 			// module's own; a module that needs the protocol must first say its limit.

@@ -29,16 +29,21 @@ var placeholderRe = regexp.MustCompile(`\{([a-z])(?:\.([A-Za-z0-9]+))?\}`)
 // cannot leave the store's partition. Request values never pass through here: they are bind
 // parameters.
 func expand(st *engine.Store, tmpl string) (string, error) {
+	return expandIn(st.Registry(), st.Table, tmpl)
+}
+
+// expandIn is expand with the descriptors of reg and the table names table gives.
+func expandIn(reg *engine.Registry, table func(*engine.Resource) string, tmpl string) (string, error) {
 	var err error
 	out := placeholderRe.ReplaceAllStringFunc(tmpl, func(ph string) string {
 		m := placeholderRe.FindStringSubmatch(ph)
-		r, ok := st.Registry().ByName(aliases[m[1]])
+		r, ok := reg.ByName(aliases[m[1]])
 		if !ok {
 			err = fmt.Errorf("compliance: no %s descriptor (alias %s)", aliases[m[1]], m[1])
 			return ""
 		}
 		if m[2] == "" {
-			return st.Table(r) + " AS " + m[1]
+			return table(r) + " AS " + m[1]
 		}
 		f, ok := r.Member(m[2])
 		if !ok || !f.Stored() {
@@ -80,6 +85,18 @@ WHERE {s.ProfileVariant} = ?`
 ORDER BY CASE WHEN {p.FullName} IS NULL THEN 1 ELSE 0 END, {p.FullName}, {s.LearnerIdentifier}, {s.MeasurementKey},
   CASE WHEN {g.GroupName} IS NULL THEN 1 ELSE 0 END, {g.GroupName}, {s.DepartmentIdentifier}`
 )
+
+// needs is the summaries route's start-up check (route.Route.Needs): every placeholder of
+// the query's templates names a descriptor and a stored member of reg.
+func needs(reg *engine.Registry) error {
+	for _, tmpl := range []string{selectSQL, scopeSQL, departmentsSQL, learnersSQL, measuresSQL, employmentSQL,
+		mustHaveProfileSQL, orderSQL} {
+		if _, err := expandIn(reg, func(*engine.Resource) string { return "" }, tmpl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // BuildQuery returns the one SQL statement that answers q within scope, with its bind
 // parameters. The zero Scope is refused.

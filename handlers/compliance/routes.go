@@ -50,6 +50,7 @@ func Routes() []route.Route {
 		Responses: []route.Response{{Status: http.StatusOK, Description: "The summaries.",
 			Content: route.JSON([]Summary{})}},
 		Errors:  []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
+		Needs:   needs,
 		Handler: serveSummaries,
 	}}
 }

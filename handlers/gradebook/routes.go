@@ -75,6 +75,7 @@ func Routes(cfg Config) []route.Route {
 			Responses: []route.Response{{Status: http.StatusOK, Description: "Where and until when the file can be downloaded.",
 				Content: route.JSON(Export{})}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+			Needs:   needs,
 			Handler: h.export,
 		},
 		{
@@ -99,6 +100,7 @@ func Routes(cfg Config) []route.Route {
 					Content: []route.Content{{MediaType: "text/plain", Schema: route.String("")}}},
 			},
 			Errors:  []int{http.StatusNotFound, http.StatusNotAcceptable, http.StatusServiceUnavailable},
+			Needs:   needs,
 			Handler: h.download,
 		},
 	}
@@ -114,14 +116,28 @@ func resources(st *engine.Store) (gradebooks, files *engine.Resource, err error)
 	if st == nil {
 		return nil, nil, fmt.Errorf("gradebook: no partition store in the request context")
 	}
+	return resourcesOf(st.Registry())
+}
+
+// resourcesOf resolves the gradebook and export-file descriptors in reg.
+func resourcesOf(reg *engine.Registry) (gradebooks, files *engine.Resource, err error) {
 	var ok bool
-	if gradebooks, ok = st.Registry().ByName(gradebookName); !ok {
+	if gradebooks, ok = reg.ByName(gradebookName); !ok {
 		return nil, nil, fmt.Errorf("gradebook: no %s descriptor", gradebookName)
 	}
-	if files, ok = st.Registry().ByName(fileName); !ok {
+	if files, ok = reg.ByName(fileName); !ok {
 		return nil, nil, fmt.Errorf("gradebook: no %s descriptor", fileName)
 	}
+	if _, ok = files.Filter("ExpiryBefore"); !ok {
+		return nil, nil, fmt.Errorf("gradebook: %s has no ExpiryBefore filter", files.Name)
+	}
 	return gradebooks, files, nil
+}
+
+// needs is the routes' start-up check (route.Route.Needs).
+func needs(reg *engine.Registry) error {
+	_, _, err := resourcesOf(reg)
+	return err
 }
 
 // ExpiryAt returns the Expiry of an export made at now: now + Lifetime, rounded up to the next

@@ -92,7 +92,7 @@ func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		st := store(r)
-		t, err := tableOf(st)
+		t, err := tableOf(st.Registry())
 		if err != nil {
 			return err
 		}
@@ -186,5 +186,12 @@ func replay(w http.ResponseWriter, a *answer) error {
 	w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
 	w.WriteHeader(a.status)
 	_, err := w.Write(a.body)
+	return err
+}
+
+// Needs resolves the descriptor the keeper stores its keys in, with the members and filter it
+// uses: a registry without them fails the server's start-up (handlers.Server.Handler).
+func (k *Keeper) Needs(reg *engine.Registry) error {
+	_, err := tableOf(reg)
 	return err
 }

@@ -182,7 +182,7 @@ func TestInFlight(t *testing.T) {
 func TestLease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
-		tb, err := tableOf(f.st)
+		tb, err := tableOf(f.st.Registry())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func (k *Keeper) Purge(ctx context.Context, db *engine.Database) (int64, error) 
 		if !ok {
 			continue
 		}
-		t, err := tableOf(st)
+		t, err := tableOf(st.Registry())
 		if err != nil {
 			return total, err
 		}

@@ -27,8 +27,8 @@ type table struct {
 
 // tableOf resolves the descriptor in st's registry; its absence is a build error of the
 // registry, reported rather than panicking in a request.
-func tableOf(st *engine.Store) (*table, error) {
-	r, ok := st.Registry().ByName(recordName)
+func tableOf(reg *engine.Registry) (*table, error) {
+	r, ok := reg.ByName(recordName)
 	if !ok {
 		return nil, fmt.Errorf("idempotency: no %s descriptor", recordName)
 	}

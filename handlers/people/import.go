@@ -20,16 +20,22 @@ type model struct {
 	user, person, field, conn *engine.Resource
 }
 
-func modelOf(st *engine.Store) (model, error) {
+func modelOf(reg *engine.Registry) (model, error) {
 	var m model
 	for name, dst := range map[string]**engine.Resource{"User": &m.user, "Person": &m.person, "PersonField": &m.field, "UserConnection": &m.conn} {
-		r, ok := st.Registry().ByName(name)
+		r, ok := reg.ByName(name)
 		if !ok {
 			return model{}, fmt.Errorf("people: no %s descriptor", name)
 		}
 		*dst = r
 	}
 	return m, nil
+}
+
+// needs is the import route's start-up check (route.Route.Needs).
+func needs(reg *engine.Registry) error {
+	_, err := modelOf(reg)
+	return err
 }
 
 // importer is one import in progress: the rows, what the checks learned, the problems.
@@ -61,7 +67,7 @@ type importer struct {
 // person for that user in org would make it readable there. Only operators link users
 // across organizations.
 func Import(ctx context.Context, st *engine.Store, rows []Row, org, by string, operator bool) error {
-	m, err := modelOf(st)
+	m, err := modelOf(st.Registry())
 	if err != nil {
 		return err
 	}

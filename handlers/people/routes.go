@@ -52,6 +52,7 @@ func Routes() []route.Route {
 		Responses: []route.Response{{Status: http.StatusOK, Description: "Imported; no content."}},
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
 			http.StatusServiceUnavailable},
+		Needs:   needs,
 		Handler: serveImport,
 	}}
 }

@@ -64,6 +64,7 @@ func Routes(cfg Config) []route.Route {
 				Description: "The page's settings; an unknown url or a page the caller may not see is a 200 whose Errors says so (Code 404 or 403).",
 				Content:     route.JSON(RouteSettings{})}},
 			Errors:  []int{http.StatusBadRequest, http.StatusServiceUnavailable},
+			Needs:   settingsNeeds,
 			Handler: routeSettings},
 	}
 }

@@ -169,7 +169,17 @@ type actions struct {
 }
 
 func newActions(s *engine.Store) (*actions, error) {
-	res, ok := s.Registry().ByName("PlatformAction")
+	a, err := actionsOf(s.Registry())
+	if err != nil {
+		return nil, err
+	}
+	a.store = s
+	return a, nil
+}
+
+// actionsOf resolves the PlatformAction descriptor and its ActionUrl in reg.
+func actionsOf(reg *engine.Registry) (*actions, error) {
+	res, ok := reg.ByName("PlatformAction")
 	if !ok {
 		return nil, fmt.Errorf("platform: route settings: no PlatformAction descriptor is loaded")
 	}
@@ -177,7 +187,13 @@ func newActions(s *engine.Store) (*actions, error) {
 	if !ok {
 		return nil, fmt.Errorf("platform: route settings: PlatformAction has no ActionUrl")
 	}
-	return &actions{store: s, res: res, url: url}, nil
+	return &actions{res: res, url: url}, nil
+}
+
+// settingsNeeds is the route settings' start-up check (route.Route.Needs).
+func settingsNeeds(reg *engine.Registry) error {
+	_, err := actionsOf(reg)
+	return err
 }
 
 // byURL finds the action stored with url or "/"+url (url has no leading "/"): at most two

@@ -2,7 +2,10 @@
 // record-group routes, so that one router authenticates, authorizes and documents them all.
 package route
 
-import "credo/handlers/problem"
+import (
+	"credo/engine"
+	"credo/handlers/problem"
+)
 
 // Access says who may call a route.
 type Access int
@@ -61,6 +64,10 @@ type Route struct {
 	// the 409 and 422 it adds, and Idempotent-Replayed. (The generated creates honour it
 	// without this mark; handlers.Server refuses a v2 module that sets it.)
 	Idempotent bool
+	// Needs resolves, once when the server starts (handlers.Server.Handler), the descriptors,
+	// members and filters the handler relies on, so that a registry that lacks one fails
+	// start-up with its error rather than every request with a 500; nil when it needs none.
+	Needs func(*engine.Registry) error
 	// Handler serves the route; the partition's store is in the request context (engine.StoreFrom)
 	// and the caller in auth.FromContext.
 	Handler problem.HandlerFunc

@@ -22,6 +22,21 @@ const (
 	organizationName = "Organization"
 )
 
+// recordNames are the descriptors the package relies on.
+var recordNames = []string{clientSecretName, issuedTokenName, revokedTokenName, signingKeyName, membershipName,
+	groupName, permissionName, personName, userName, organizationName}
+
+// needs resolves every descriptor the package relies on in reg: New calls it, so that a
+// registry without one fails start-up rather than a request.
+func needs(reg *engine.Registry) error {
+	for _, name := range recordNames {
+		if _, ok := reg.ByName(name); !ok {
+			return fmt.Errorf("security: no %s descriptor", name)
+		}
+	}
+	return nil
+}
+
 // resource returns a descriptor the package relies on; its absence is a build error of the
 // registry, reported rather than panicking in a request.
 func resource(st *engine.Store, name string) (*engine.Resource, error) {

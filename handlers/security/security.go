@@ -96,6 +96,9 @@ func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error
 		if !ok {
 			return nil, fmt.Errorf("security: partition %s has no store", p)
 		}
+		if err := needs(st.Registry()); err != nil {
+			return nil, err
+		}
 		key := cfg.SigningKey
 		if key != nil {
 			key = DeriveKey(key, p)
