@@ -110,13 +110,14 @@ func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scop
 // InsertAllProgress is InsertAll that calls progress, when not nil, with the number of records
 // written so far, every few thousand. The write check that ctx carries for r (WithWriteCheck) runs on
 // every record before anything is written; its refusal is returned as it is.
-func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Draft, scope Scope, progress func(written int)) error {
+func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Draft, scope Scope, progress func(written int)) (err error) {
+	defer wrap(&err, "load %s", r.Name)
 	bulk, err := s.CheckAll(ctx, r, drafts, scope)
 	if err != nil {
-		return fmt.Errorf("engine: load %s: %w", r.Name, err)
+		return err
 	}
 	if bulk != nil {
-		return fmt.Errorf("engine: load %s: %w", r.Name, bulk)
+		return bulk
 	}
 	recs, _ := records(r, drafts) // CheckAll has checked every draft
 	if check := writeCheck(ctx, r); check != nil {
@@ -125,7 +126,7 @@ func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Dra
 				continue
 			}
 			if err := check(ctx, s, r, nil, rec); err != nil {
-				return fmt.Errorf("engine: load %s: row %d: %w", r.Name, i, err)
+				return fmt.Errorf("row %d: %w", i, err)
 			}
 		}
 	}
@@ -144,10 +145,7 @@ func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Dra
 		}
 		return tx.insertRows(ctx, r, rows, progress)
 	})
-	if err != nil {
-		return fmt.Errorf("engine: load %s: %w", r.Name, err)
-	}
-	return nil
+	return err
 }
 
 // copyRows writes rows into r's table with PostgreSQL's COPY, on the connection of the

@@ -258,6 +258,9 @@ func TestStartupIsBounded(t *testing.T) {
 			t.Errorf("start-up error %q does not say %q", msg, want)
 		}
 	}
+	if strings.Count(msg, "engine: ") != 1 {
+		t.Errorf("start-up error %q: want one \"engine: \" (wrapped once)", msg)
+	}
 	if strings.Contains(msg, "s3cret") {
 		t.Errorf("start-up error shows the password: %q", msg)
 	}

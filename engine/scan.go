@@ -40,7 +40,7 @@ func newScanner(r *Resource, fields []*Field) *scanner {
 // scan reads the current row into a new Record.
 func (sc *scanner) scan(rows rowSet) (Record, error) {
 	if err := rows.Scan(sc.dests...); err != nil {
-		return nil, fmt.Errorf("engine: scan %s: %w", sc.r.Name, err)
+		return nil, fmt.Errorf("scan %s: %w", sc.r.Name, err)
 	}
 	rec := sc.r.NewRecord()
 	for i, f := range sc.fields {
@@ -60,7 +60,7 @@ func (sc *scanner) scan(rows rowSet) (Record, error) {
 			if f.Type == TypeDateTime {
 				dt, err := ParseStorage(d.String)
 				if err != nil {
-					return nil, fmt.Errorf("engine: %s.%s: %w", sc.r.Name, f.Name, err)
+					return nil, fmt.Errorf("%s.%s: %w", sc.r.Name, f.Name, err)
 				}
 				rec[f.Index] = dt
 			} else {

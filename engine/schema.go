@@ -217,16 +217,17 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 // Migrate creates the partition's schema, tables and indexes, and adds columns that
 // descriptors gained since the tables were created. On PostgreSQL it runs in one transaction
 // under an advisory lock, so that processes starting together do not race.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) (err error) {
+	defer wrap(&err, "migrate %s", s.Partition)
 	if s.dialect != Postgres {
 		return s.migrate(ctx)
 	}
 	return s.transaction(ctx, func(tx *Store) error {
 		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", int64(fnv32("credo-migrate:"+s.schema))).Error; err != nil {
-			return fmt.Errorf("engine: migrate %s: lock: %w", s.Partition, err)
+			return fmt.Errorf("lock: %w", err)
 		}
 		if err := tx.db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
-			return fmt.Errorf("engine: migrate %s: create schema: %w", s.Partition, err)
+			return fmt.Errorf("create schema: %w", err)
 		}
 		return tx.migrate(ctx)
 	})
@@ -238,7 +239,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	for _, r := range s.reg.Resources() {
 		stmts := s.DDL(r, links[r])
 		if err := db.Exec(stmts[0]).Error; err != nil {
-			return fmt.Errorf("engine: migrate %s: table %s: %w", s.Partition, r.Table, err)
+			return fmt.Errorf("table %s: %w", r.Table, err)
 		}
 		have, err := s.columns(ctx, r)
 		if err != nil {
@@ -250,12 +251,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			alter := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.Table(r), quote(f.Column), s.columnType(f))
 			if err := db.Exec(alter).Error; err != nil {
-				return fmt.Errorf("engine: migrate %s: add %s.%s: %w", s.Partition, r.Table, f.Column, err)
+				return fmt.Errorf("add %s.%s: %w", r.Table, f.Column, err)
 			}
 		}
 		for _, stmt := range stmts[1:] {
 			if err := db.Exec(stmt).Error; err != nil {
-				return fmt.Errorf("engine: migrate %s: %s: %w", s.Partition, stmt, err)
+				return fmt.Errorf("%s: %w", stmt, err)
 			}
 		}
 	}
@@ -266,12 +267,12 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) columns(ctx context.Context, r *Resource) (map[string]bool, error) {
 	rows, err := s.db.WithContext(ctx).Raw("SELECT * FROM " + s.Table(r) + " WHERE 1 = 0").Rows()
 	if err != nil {
-		return nil, fmt.Errorf("engine: migrate %s: columns of %s: %w", s.Partition, r.Table, err)
+		return nil, fmt.Errorf("columns of %s: %w", r.Table, err)
 	}
 	defer rows.Close()
 	names, err := rows.Columns()
 	if err != nil {
-		return nil, fmt.Errorf("engine: migrate %s: columns of %s: %w", s.Partition, r.Table, err)
+		return nil, fmt.Errorf("columns of %s: %w", r.Table, err)
 	}
 	have := map[string]bool{}
 	for _, n := range names {

@@ -167,10 +167,11 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
 	case errors.Is(translate(nil, err), ErrUnavailable):
-		return fmt.Errorf("engine: partition %s on %s: the database did not connect or answer within %v: %w",
-			s.Partition, Redact(url), d.limits.Timeout, err)
+		wrap(&err, "partition %s on %s: the database did not connect or answer within %v", s.Partition, Redact(url), d.limits.Timeout)
+		return err
 	}
-	return fmt.Errorf("engine: partition %s on %s: %w", s.Partition, Redact(url), err)
+	wrap(&err, "partition %s on %s", s.Partition, Redact(url))
+	return err
 }
 
 func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error {
