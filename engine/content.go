@@ -55,7 +55,7 @@ func contentWriters(maxConns int) chan struct{} {
 }
 
 // contentDDL returns the statements that create a resource's content table, idempotently.
-func (s *Store) contentDDL(r *Resource) []string {
+func (s *Store) contentDDL(r *Resource) []ddlStatement {
 	blob, integer := "BLOB", "INTEGER"
 	if s.dialect == Postgres {
 		blob, integer = "bytea", "bigint"
@@ -69,12 +69,13 @@ func (s *Store) contentDDL(r *Resource) []string {
 		quote(writtenColumn)+" "+integer+" NOT NULL",
 		"PRIMARY KEY ("+strings.Join(append(keys, quote(seqColumn)), ", ")+")")
 	table := s.qualify(r.Content)
-	stmts := []string{
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  ")),
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote("ix_"+r.Content+"_"+writtenColumn), table, quote(writtenColumn)),
+	index := "ix_" + r.Content + "_" + writtenColumn
+	stmts := []ddlStatement{
+		{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  "))},
+		{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(index), table, quote(writtenColumn)), index: index},
 	}
 	if s.dialect == Postgres {
-		stmts = append(stmts, lz4DDL(table))
+		stmts = append(stmts, ddlStatement{sql: lz4DDL(table)})
 	}
 	return stmts
 }

@@ -158,9 +158,12 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 	return out
 }
 
+// ddlStatement is one statement of a resource's DDL; index names the index it creates, if any.
+type ddlStatement struct{ sql, index string }
+
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
 // table first, then its indexes and its content table.
-func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
+func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 	var cols []string
 	for _, f := range r.Fields {
 		col := quote(f.Column) + " " + s.columnType(f)
@@ -174,7 +177,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 		keys[i] = quote(k.Column)
 	}
 	cols = append(cols, "PRIMARY KEY ("+strings.Join(keys, ", ")+")")
-	stmts := []string{fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", s.Table(r), strings.Join(cols, ",\n  "))}
+	stmts := []ddlStatement{{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", s.Table(r), strings.Join(cols, ",\n  "))}}
 	unique, plain := IndexPlan(r)
 	for _, e := range extra {
 		dup := false
@@ -185,7 +188,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 			plain = append(plain, e)
 		}
 	}
-	index := func(kind, prefix string, fields []*Field) string {
+	index := func(kind, prefix string, fields []*Field) ddlStatement {
 		cols := make([]string, len(fields))
 		var where []string
 		for i, f := range fields {
@@ -200,7 +203,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []string {
 		if len(where) > 0 {
 			stmt += " WHERE " + strings.Join(where, " AND ")
 		}
-		return stmt
+		return ddlStatement{sql: stmt, index: name}
 	}
 	for _, u := range unique {
 		stmts = append(stmts, index("UNIQUE ", "ux", u))
@@ -233,12 +236,21 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 	})
 }
 
+// migrate runs the DDL that the partition lacks. An index that exists is not created "IF NOT
+// EXISTS" again: that statement takes a SHARE lock on its table even so, held to the end of the
+// migration's transaction, so that a process starting beside others that serve the partition
+// (a rolling restart, another replica, credo secret) waited for their write transactions,
+// stopped their writes meanwhile, and could deadlock with them.
 func (s *Store) migrate(ctx context.Context) error {
 	db := s.db.WithContext(ctx)
 	links := linkIndexes(s.reg)
+	indexes, err := s.indexes(ctx)
+	if err != nil {
+		return err
+	}
 	for _, r := range s.reg.Resources() {
 		stmts := s.DDL(r, links[r])
-		if err := db.Exec(stmts[0]).Error; err != nil {
+		if err := db.Exec(stmts[0].sql).Error; err != nil {
 			return fmt.Errorf("table %s: %w", r.Table, err)
 		}
 		have, err := s.columns(ctx, r)
@@ -255,12 +267,32 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		for _, stmt := range stmts[1:] {
-			if err := db.Exec(stmt).Error; err != nil {
-				return fmt.Errorf("%s: %w", stmt, err)
+			if stmt.index != "" && indexes[stmt.index] {
+				continue
+			}
+			if err := db.Exec(stmt.sql).Error; err != nil {
+				return fmt.Errorf("%s: %w", stmt.sql, err)
 			}
 		}
 	}
 	return nil
+}
+
+// indexes returns the names of the partition's indexes.
+func (s *Store) indexes(ctx context.Context) (map[string]bool, error) {
+	q, args := "SELECT name FROM sqlite_master WHERE type = 'index'", []any(nil)
+	if s.dialect == Postgres {
+		q, args = "SELECT indexname FROM pg_indexes WHERE schemaname = ?", []any{s.schema}
+	}
+	var names []string
+	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&names).Error; err != nil {
+		return nil, fmt.Errorf("indexes: %w", err)
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	return have, nil
 }
 
 // columns lists a table's column names as the database reports them.
