@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
@@ -171,7 +172,7 @@ func (s *Store) checkExistingSet(ctx context.Context, r *Resource, set []*Field,
 		}
 		rowsOf[k] = append(rowsOf[k], i)
 	}
-	have, err := s.existingTuples(ctx, r, set, tuples)
+	have, err := s.existingTuples(ctx, r, set, tuples, unique)
 	if err != nil {
 		return err
 	}
@@ -189,26 +190,17 @@ func (s *Store) checkExistingSet(ctx context.Context, r *Resource, set []*Field,
 
 // existingTuples returns which of tuples (values of r's stored fields set) the partition
 // holds, rendered as tuple renders them. The condition is an OR of equalities on every field,
-// which both stores answer from the set's index (a row-value IN list is not SQLite's).
-func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, tuples [][]any) (map[string]bool, error) {
+// which both stores answer from the set's index (a row-value IN list is not SQLite's). The
+// index of a unique constraint leaves out empty strings (see DDL): each arm repeats that
+// condition, without which neither store may use the partial index, and each arm read every
+// row of its first member's value instead (seeding 100,000 people slowed from 2 minutes to
+// over 20).
+func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, tuples [][]any, unique bool) (map[string]bool, error) {
 	have := map[string]bool{}
-	cols := make([]string, len(set))
-	eq := make([]string, len(set))
-	for i, f := range set {
-		cols[i] = alias + "." + quote(f.Column)
-		eq[i] = cols[i] + " = ?"
-	}
-	one := "(" + strings.Join(eq, " AND ") + ")"
 	per := max(1, existingBatch/len(set))
 	for start := 0; start < len(tuples); start += per {
 		part := tuples[start:min(start+per, len(tuples))]
-		conds := make([]string, len(part))
-		args := make([]any, 0, len(part)*len(set))
-		for i, t := range part {
-			conds[i] = one
-			args = append(args, t...)
-		}
-		rows, err := s.from(ctx, r).Select(strings.Join(cols, ", ")).Where(strings.Join(conds, " OR "), args...).Rows()
+		rows, err := s.tuplesQuery(ctx, r, set, part, unique).Rows()
 		if err != nil {
 			return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, fieldNames(set), translate(r, err))
 		}
@@ -235,6 +227,27 @@ func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, t
 		}
 	}
 	return have, nil
+}
+
+// tuplesQuery selects set's columns of the records of r that hold one of tuples.
+func (s *Store) tuplesQuery(ctx context.Context, r *Resource, set []*Field, tuples [][]any, unique bool) *gorm.DB {
+	cols := make([]string, len(set))
+	var eq, partial []string
+	for i, f := range set {
+		cols[i] = alias + "." + quote(f.Column)
+		eq = append(eq, cols[i]+" = ?")
+		if unique && f.Type == TypeString && !f.Key {
+			partial = append(partial, cols[i]+" <> ''")
+		}
+	}
+	one := "(" + strings.Join(append(eq, partial...), " AND ") + ")"
+	conds := make([]string, len(tuples))
+	args := make([]any, 0, len(tuples)*len(set))
+	for i, t := range tuples {
+		conds[i] = one
+		args = append(args, t...)
+	}
+	return s.from(ctx, r).Select(strings.Join(cols, ", ")).Where(strings.Join(conds, " OR "), args...)
 }
 
 // storedText renders a stored value read as text as text renders the record's value: a
