@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"credo/bench/load"
 	"credo/engine"
 )
 
@@ -32,7 +33,7 @@ const (
 type bulkRun struct {
 	Wall    time.Duration
 	CPU     time.Duration // user + system time of the process (getrusage)
-	PeakRSS int64         // the process's maximum resident set size (getrusage)
+	PeakRSS int64         // the process's largest VmHWM, sampled while it runs
 }
 
 // bulkResult is L1's runs: the median of each server's.
@@ -139,20 +140,40 @@ func dropPartitions(ctx context.Context, dbURL string, parts []string) error {
 	return nil
 }
 
-// timeProcess runs a program to its end and measures its wall time and peak resident set.
+// timeProcess runs a program to its end and measures its wall time, CPU time (getrusage) and
+// peak resident set: the largest VmHWM read from /proc every 5 ms while it runs. (getrusage's
+// ru_maxrss will not do: Linux counts in it the harness's own resident set, which the child
+// had as a fork before it ran the program.)
 func timeProcess(bin string, args ...string) (bulkRun, error) {
 	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	run := bulkRun{Wall: time.Since(start)}
-	if err != nil {
-		return run, fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	if err := cmd.Start(); err != nil {
+		return bulkRun{}, err
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.PeakRSS = ru.Maxrss << 10 // kilobytes on Linux
-		run.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var run bulkRun
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m, err := load.ReadMemory(cmd.Process.Pid); err == nil {
+			run.PeakRSS = max(run.PeakRSS, m.Peak)
+		}
+		select {
+		case err := <-done:
+			run.Wall = time.Since(start)
+			if err != nil {
+				return run, fmt.Errorf("%w: %s", err, strings.TrimSpace(out.String()))
+			}
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				run.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			}
+			return run, nil
+		case <-tick.C:
+		}
 	}
-	return run, nil
 }
 
 func checkCount(ctx context.Context, dbURL string, reg *engine.Registry, p string, want int) error {
