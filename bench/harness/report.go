@@ -74,7 +74,7 @@ func writePairs(w io.Writer, backend string, pairs []pair) {
 		target, result := "—", "—"
 		if g, ok := goals[backend][p.Case]; ok {
 			met := tr >= g.MinThroughput
-			target = fmt.Sprintf("≥ %.1f×", g.MinThroughput)
+			target = fmt.Sprintf("≥ %g×", g.MinThroughput)
 			if g.MaxP99 > 0 {
 				target += fmt.Sprintf(", p99 ≤ %.1f×", g.MaxP99)
 				met = met && pr <= g.MaxP99
