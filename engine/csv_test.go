@@ -37,17 +37,8 @@ func TestAppendCSVRowKeepsValues(t *testing.T) {
 
 	rows := [][]string{{"Name", "Value"}, {testenv.CSVValue, ""}, {"\n", "\r\n"}, {"\"", ","}, {""}}
 	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "ab ,\"\r\n\té"
 	for range 500 {
-		row := make([]string, 1+rng.IntN(4))
-		for i := range row {
-			var b strings.Builder
-			for range rng.IntN(8) {
-				b.WriteByte(alphabet[rng.IntN(len(alphabet))])
-			}
-			row[i] = b.String()
-		}
-		rows = append(rows, row)
+		rows = append(rows, randomCells(rng, "ab ,\"\r\n\té", 1+rng.IntN(4)))
 	}
 	var out []byte
 	for _, r := range rows {
@@ -106,6 +97,19 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("write failed") }
 
+// randomCells returns n cells of up to 7 bytes drawn from alphabet.
+func randomCells(rng *rand.Rand, alphabet string, n int) []string {
+	row := make([]string, n)
+	for i := range row {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		row[i] = b.String()
+	}
+	return row
+}
+
 // TestCSVReaderKeepsValues reads back, byte for byte, rows that CSVWriter's quoting writes —
 // line breaks of every kind inside values included — and reads what encoding/csv reads where
 // that reader changes nothing (no CR inside a quoted value), rows ended by CRLF or LF alike.
@@ -114,15 +118,7 @@ func TestCSVReaderKeepsValues(t *testing.T) {
 	gen := func(alphabet string) [][]string {
 		rows := [][]string{{"Name", "Value", "Other"}, {testenv.CSVValue, "", "\r\n"}, {"\"", ",", ""}}
 		for range 500 {
-			row := make([]string, 3)
-			for i := range row {
-				var b strings.Builder
-				for range rng.IntN(8) {
-					b.WriteByte(alphabet[rng.IntN(len(alphabet))])
-				}
-				row[i] = b.String()
-			}
-			rows = append(rows, row)
+			rows = append(rows, randomCells(rng, alphabet, 3))
 		}
 		return rows
 	}
