@@ -137,7 +137,7 @@ func (s *Store) checkExisting(ctx context.Context, r *Resource, f *Field, recs [
 			values = append(values, rec[f.Index])
 		}
 	}
-	have, err := s.existing(ctx, r, f, values)
+	have, err := s.existing(ctx, r, f, values, unique)
 	if err != nil {
 		return err
 	}
@@ -229,6 +229,15 @@ func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, t
 	return have, nil
 }
 
+// valuesQuery selects the records of r whose f is one of values.
+func (s *Store) valuesQuery(ctx context.Context, r *Resource, f *Field, values []any, unique bool) *gorm.DB {
+	q := s.from(ctx, r).Where(clause.IN{Column: col(alias, f.Column), Values: values})
+	if unique && skipsEmpty(f) {
+		q = q.Where(alias + "." + quote(f.Column) + " <> ''")
+	}
+	return q
+}
+
 // tuplesQuery selects set's columns of the records of r that hold one of tuples.
 func (s *Store) tuplesQuery(ctx context.Context, r *Resource, set []*Field, tuples [][]any, unique bool) *gorm.DB {
 	cols := make([]string, len(set))
@@ -236,7 +245,7 @@ func (s *Store) tuplesQuery(ctx context.Context, r *Resource, set []*Field, tupl
 	for i, f := range set {
 		cols[i] = alias + "." + quote(f.Column)
 		eq = append(eq, cols[i]+" = ?")
-		if unique && f.Type == TypeString && !f.Key {
+		if unique && skipsEmpty(f) {
 			partial = append(partial, cols[i]+" <> ''")
 		}
 	}
@@ -284,7 +293,7 @@ func (s *Store) checkReferences(ctx context.Context, r *Resource, f *Field, recs
 			values = append(values, v)
 		}
 	}
-	have, err := s.existing(ctx, to, to.Key[0], values)
+	have, err := s.existing(ctx, to, to.Key[0], values, false)
 	if err != nil {
 		return err
 	}
@@ -297,8 +306,10 @@ func (s *Store) checkReferences(ctx context.Context, r *Resource, f *Field, recs
 	return nil
 }
 
-// existing returns which of values (of r's stored field f) the partition holds, by text.
-func (s *Store) existing(ctx context.Context, r *Resource, f *Field, values []any) (map[string]bool, error) {
+// existing returns which of values (of r's stored field f) the partition holds, by text. For a
+// unique constraint it repeats its index's condition (see skipsEmpty), without which neither
+// store may use the index and each batch read the whole table.
+func (s *Store) existing(ctx context.Context, r *Resource, f *Field, values []any, unique bool) (map[string]bool, error) {
 	have := map[string]bool{}
 	for start := 0; start < len(values); start += existingBatch {
 		part := values[start:min(start+existingBatch, len(values))]
@@ -307,7 +318,7 @@ func (s *Store) existing(ctx context.Context, r *Resource, f *Field, values []an
 			args[i] = storageValue(v)
 		}
 		var found []string
-		err := s.from(ctx, r).Where(clause.IN{Column: col(alias, f.Column), Values: args}).Pluck(alias+"."+quote(f.Column), &found).Error
+		err := s.valuesQuery(ctx, r, f, args, unique).Pluck(alias+"."+quote(f.Column), &found).Error
 		if err != nil {
 			return nil, fmt.Errorf("engine: check %s.%s: %w", r.Name, f.Name, translate(r, err))
 		}

@@ -43,6 +43,12 @@ func indexName(prefix string, r *Resource, fields []*Field) string {
 	return name
 }
 
+// skipsEmpty reports whether the index of a unique constraint with f leaves out the records
+// whose f is the empty string (WHERE f <> ”): an omitted string member is stored as "", and
+// must not collide with other omitted ones. A query that is to use such an index must carry the
+// same condition.
+func skipsEmpty(f *Field) bool { return f.Type == TypeString && !f.Key }
+
 func fnv32(s string) uint32 {
 	h := uint32(2166136261)
 	for i := 0; i < len(s); i++ {
@@ -194,7 +200,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 		for i, f := range fields {
 			cols[i] = quote(f.Column)
 			// An omitted string is stored as "": it must not collide with other omitted ones.
-			if kind != "" && f.Type == TypeString && !f.Key {
+			if kind != "" && skipsEmpty(f) {
 				where = append(where, quote(f.Column)+" <> ''")
 			}
 		}
