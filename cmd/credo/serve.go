@@ -57,7 +57,11 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	if err := cfg.finish(); err != nil {
 		return err
 	}
-	logger, _ := ops.logger(stderr)
+	out := newLogBuffer(stderr, logFlushEvery)
+	defer out.Close()
+	stderr = out
+	logger, _ := ops.logger(out)
+	logger = slog.New(flushingHandler{Handler: logger.Handler(), level: slog.LevelWarn, buf: out})
 	slog.SetDefault(logger)
 	reg, db, err := cfg.open(ctx)
 	if err != nil {
@@ -98,6 +102,7 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 		"To get a token: credo secret create --partition %[2]s --operator (with the same --database and --partition-database flags), then\n"+
 		"  curl -s -X POST http://%[1]s/v2/%[2]s/security/tokens/generate -H 'Content-Type: application/json' -d '{\"Secret\":\"<CLIENT_SECRET>\"}'\n",
 		ln.Addr(), cfg.Partitions[0])
+	out.Flush()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
