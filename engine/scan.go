@@ -3,6 +3,9 @@ package engine
 import (
 	"database/sql"
 	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // scanner reads rows of a projection into Records, reusing its destinations between rows.
@@ -17,9 +20,15 @@ func newScanner(r *Resource, fields []*Field) *scanner {
 	// One array per destination type rather than one allocation per column.
 	var bools []sql.NullBool
 	var ints []sql.NullInt64
+	var uuids []uuidCell
 	strs := make([]sql.NullString, len(fields))
 	for i, f := range fields {
 		switch f.Type {
+		case TypeUUID:
+			if uuids == nil {
+				uuids = make([]uuidCell, len(fields))
+			}
+			sc.dests[i] = &uuids[i]
 		case TypeBool:
 			if bools == nil {
 				bools = make([]sql.NullBool, len(fields))
@@ -52,6 +61,10 @@ func (sc *scanner) scan(rows rowSet) (Record, error) {
 		case *sql.NullInt64:
 			if d.Valid {
 				rec[f.Index] = d.Int64
+			}
+		case *uuidCell:
+			if d.Valid {
+				rec[f.Index] = d.String
 			}
 		case *sql.NullString:
 			if !d.Valid {
@@ -87,9 +100,32 @@ func (sc *scanner) stored(i int) any {
 		if d.Valid {
 			return d.String
 		}
+	case *uuidCell:
+		if d.Valid {
+			return d.String
+		}
 	}
 	return nil
 }
+
+// uuidCell is the destination of a uuid column: the canonical text of the uuid. pgx hands it
+// the 16 bytes (pgtype.UUIDScanner), formatted once; through database/sql (SQLite's text, GORM)
+// it scans as a string. A sql.NullString alone made pgx format the text and copy it again.
+type uuidCell struct{ sql.NullString }
+
+func (c *uuidCell) ScanUUID(v pgtype.UUID) error {
+	c.Valid = v.Valid
+	c.String = ""
+	if v.Valid {
+		c.String = uuid.UUID(v.Bytes).String()
+	}
+	return nil
+}
+
+var (
+	_ pgtype.UUIDScanner = (*uuidCell)(nil)
+	_ sql.Scanner        = (*uuidCell)(nil)
+)
 
 // storageValue converts a record value into what the driver stores.
 func storageValue(v any) any {

@@ -58,22 +58,24 @@ func (o *Observer) finish(rec *recorder, r *http.Request, start time.Time) {
 	if rt.Probe {
 		level = slog.LevelDebug
 	}
-	log := o.logger()
-	if !log.Enabled(r.Context(), level) {
+	h := o.logger().Handler()
+	if !h.Enabled(r.Context(), level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs,
+	// The record goes to the handler directly: Logger.LogAttrs would also walk the stack for
+	// the caller's program counter (1% of a get's CPU), which the access line never shows.
+	line := slog.NewRecord(time.Now(), level, "request", 0)
+	line.AddAttrs(
 		slog.String("request_id", e.ID), slog.String("method", r.Method), slog.String("route", rt.Template),
 		slog.String("partition", e.Partition), slog.Int("status", status), slog.Int64("bytes", e.bytes),
 		slog.Duration("duration", elapsed), slog.String("user", e.User), slog.String("remote", r.RemoteAddr))
 	if o.client != nil {
-		attrs = append(attrs, slog.String("client", o.client(r)))
+		line.AddAttrs(slog.String("client", o.client(r)))
 	}
 	if e.aborted {
-		attrs = append(attrs, slog.Bool("aborted", true)) // only aborted requests say so
+		line.AddAttrs(slog.Bool("aborted", true)) // only aborted requests say so
 	}
-	log.LogAttrs(r.Context(), level, "request", attrs...)
+	_ = h.Handle(r.Context(), line)
 }
 
 // recorder is the ResponseWriter that handlers behind the observer write to: it notes the
