@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"net/url"
 	"strconv"
 
@@ -101,44 +100,45 @@ func (c Continuation) Read(q engine.Query, tok string) (int, engine.Cursor, erro
 	return t.Page, after, nil
 }
 
-// mac returns HMAC-SHA256(Key, version ‖ B ‖ j), every part of B length-prefixed.
+// mac returns HMAC-SHA256(Key, version ‖ B ‖ j), every part of B length-prefixed. B is built
+// in one buffer and hashed in one write: a write per part was 2% of a list's CPU.
 func (c Continuation) mac(q engine.Query, j []byte) []byte {
-	m := hmac.New(sha256.New, c.Key)
-	m.Write([]byte{continueVersion})
-	field := func(s string) { writeField(m, s) }
-	field(c.Partition)
-	field(c.Resource.Name)
-	field(strconv.Itoa(int(c.Kind)))
+	b := make([]byte, 0, 256+len(j))
+	b = append(b, continueVersion)
+	b = appendField(b, c.Partition)
+	b = appendField(b, c.Resource.Name)
+	b = appendField(b, strconv.Itoa(int(c.Kind)))
 	if id, ok := c.Scope.OrganizationID(); ok {
-		field("organization " + id)
+		b = appendField(b, "organization "+id)
 	} else {
-		field("every organization")
+		b = appendField(b, "every organization")
 	}
-	field(strconv.Itoa(len(q.Conds)))
+	b = appendField(b, strconv.Itoa(len(q.Conds)))
 	for _, cond := range q.Conds {
-		field(cond.Field.Name)
-		field(string(cond.Op))
-		field(fmt.Sprintf("%T %v", cond.Value, cond.Value))
+		b = appendField(b, cond.Field.Name)
+		b = appendField(b, string(cond.Op))
+		b = appendField(b, fmt.Sprintf("%T %v", cond.Value, cond.Value))
 	}
-	field(strconv.Itoa(len(q.Sort)))
+	b = appendField(b, strconv.Itoa(len(q.Sort)))
 	for _, t := range q.Sort {
-		field(t.Field.Name)
-		field(strconv.FormatBool(t.Desc))
+		b = appendField(b, t.Field.Name)
+		b = appendField(b, strconv.FormatBool(t.Desc))
 	}
-	field(strconv.Itoa(len(q.Fields)))
+	b = appendField(b, strconv.Itoa(len(q.Fields)))
 	for _, f := range q.Fields {
-		field(f.Name)
+		b = appendField(b, f.Name)
 	}
-	field(strconv.Itoa(q.Take))
-	field(string(q.Format))
-	field(string(j))
+	b = appendField(b, strconv.Itoa(q.Take))
+	b = appendField(b, string(q.Format))
+	b = appendField(b, string(j))
+	m := hmac.New(sha256.New, c.Key)
+	m.Write(b)
 	return m.Sum(nil)
 }
 
-func writeField(h hash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	h.Write([]byte(s))
+// appendField appends s to b with its length before it (a uvarint).
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // TakeContinue removes the Continue parameter from values and returns it ("" when absent),
