@@ -134,7 +134,11 @@ type maskEntry struct {
 // grants every flag, and otherwise the flag's bit must be in the caller's mask. A refusal wraps
 // ErrForbidden and names the object and the flag; a nil principal is ErrUnauthenticated.
 func (a *Authorizer) Allow(ctx context.Context, p *Principal, object uuid.UUID, need Flag) error {
-	return a.allow(ctx, p, object, need, object.String())
+	ok, err := a.granted(ctx, p, func() uuid.UUID { return object }, need)
+	if err != nil || ok {
+		return err
+	}
+	return forbidden("the %s permission on %s is not granted to the caller", need, object)
 }
 
 // AllowPath is Allow on ObjectID(path) with the flag named need, naming the path in a refusal.
@@ -144,24 +148,27 @@ func (a *Authorizer) AllowPath(ctx context.Context, p *Principal, path, need str
 	if err != nil {
 		return err
 	}
-	return a.allow(ctx, p, ObjectID(path), f, fmt.Sprintf("%q", strings.Trim(path, "/")))
-}
-
-func (a *Authorizer) allow(ctx context.Context, p *Principal, object uuid.UUID, need Flag, name string) error {
-	if p == nil {
-		return unauthenticated(ReasonMissing, "no credential")
-	}
-	if p.Operator {
-		return nil
-	}
-	mask, err := a.mask(ctx, p, object)
-	if err != nil {
+	ok, err := a.granted(ctx, p, func() uuid.UUID { return ObjectID(path) }, f)
+	if err != nil || ok {
 		return err
 	}
-	if mask&Administrate.Bit() != 0 || (need.Bit() != 0 && mask&need.Bit() != 0) {
-		return nil
+	return forbidden("the %s permission on %q is not granted to the caller", f, strings.Trim(path, "/"))
+}
+
+// granted reports whether p holds need on the object that object returns; it is called only
+// when the answer depends on the object (not for an operator), since naming it costs a hash.
+func (a *Authorizer) granted(ctx context.Context, p *Principal, object func() uuid.UUID, need Flag) (bool, error) {
+	if p == nil {
+		return false, unauthenticated(ReasonMissing, "no credential")
 	}
-	return forbidden("the %s permission on %s is not granted to the caller", need, name)
+	if p.Operator {
+		return true, nil
+	}
+	mask, err := a.mask(ctx, p, object())
+	if err != nil {
+		return false, err
+	}
+	return mask&Administrate.Bit() != 0 || (need.Bit() != 0 && mask&need.Bit() != 0), nil
 }
 
 func (a *Authorizer) mask(ctx context.Context, p *Principal, object uuid.UUID) (int64, error) {
