@@ -70,6 +70,13 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
 		return err
 	}
+	// A stale If-Match is a 412 before the content is looked at (RFC 9110 §13.2.2). Nothing is
+	// written either way, so the record is read without a lock.
+	if c := conditionOf(ctx, r); c != nil {
+		if xerr := s.precondition(ctx, r, key, org, c); xerr != nil {
+			return xerr
+		}
+	}
 	found, xerr := s.exists(ctx, r, key, org)
 	switch {
 	case xerr != nil:

@@ -113,6 +113,18 @@ func TestConditionalRequests(t *testing.T) {
 					ts.do(t, w.method, missing, w.body, "If-Match", im).expect(t, w.method+" missing If-Match "+im, http.StatusNotFound)
 				}
 			}
+			// Preconditions come before the content (RFC 9110 §13.2.2): with an invalid body, a
+			// stale If-Match is a 412, a matching one the 400, a missing record the 404.
+			for _, method := range []string{"PUT", "PATCH"} {
+				const invalid = `{"FieldSequence":"not a number"}`
+				expectPrecondition(t, method+" stale If-Match, invalid body", ts.do(t, method, item, invalid, "If-Match", first))
+				unchanged(method + " with a stale If-Match and an invalid body")
+				for _, im := range []string{second, "*"} {
+					ts.do(t, method, item, invalid, "If-Match", im).expect(t, method+" If-Match "+im+", invalid body", http.StatusBadRequest).
+						problemNames(t, method+" invalid body", "FieldSequence")
+				}
+				ts.do(t, method, missing, invalid, "If-Match", first).expect(t, method+" missing, invalid body", http.StatusNotFound)
+			}
 
 			res = ts.do(t, "PUT", item, `{"FieldValue":"43"}`, "If-Match", `"other", `+second).expect(t, "PUT If-Match current", http.StatusOK)
 			third := etagOf(t, "PUT", res)
