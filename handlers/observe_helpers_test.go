@@ -175,12 +175,13 @@ func newObserved(t *testing.T, url string) *observed {
 				Params:    []route.Param{{Name: "id", In: route.InPath, Schema: route.Schema{Type: "string", Pattern: "^[0-9a-f]{8}$"}}},
 				Responses: text},
 		},
-		Root: func(r *mux.Router) {
+		Root: func(r *mux.Router) error {
 			r.HandleFunc("/api/test/panic", func(w http.ResponseWriter, r *http.Request) { panic("test: a v1 bug") })
 			r.HandleFunc("/api/test/{id:[0-9a-f]{8}}", func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 				w.Write([]byte("v1"))
 			})
+			return nil
 		},
 	}
 	h, err := o.srv.Handler()

@@ -56,8 +56,9 @@ type Server struct {
 	Auth Authenticator
 	// Authz authorizes protected routes and supplies the descriptors' write checks. Required.
 	Authz Authorizer
-	// Root, when set, receives the router so that other APIs (version 1) can mount on it.
-	Root func(r *mux.Router)
+	// Root, when set, receives the router so that other APIs (version 1) can mount on it; its
+	// error (a descriptor the API needs is missing) fails Handler.
+	Root func(r *mux.Router) error
 	// Mounted describes the routes that Root mounts, with paths from the root ("/api/…"), for
 	// the OpenAPI document; their Handlers are not used.
 	Mounted []route.Route
@@ -219,7 +220,9 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	s.probes(root)
 	if s.Root != nil {
-		s.Root(root)
+		if err := s.Root(root); err != nil {
+			return nil, fmt.Errorf("handlers: root routes: %w", err)
+		}
 	}
 	root.Use(s.nameRoute)
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

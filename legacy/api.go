@@ -65,11 +65,15 @@ const uuidPattern = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 
 // Routes mounts every version-1 operation of api.md under /api on the root router r. Other
 // methods on those paths answer 405 with Allow. Every route that is not public authenticates
-// and then asks deps.Authz for its permission. It panics when deps lacks the store, the
-// authenticator or the authorizer, or when the registry lacks a descriptor or member that the
-// version-1 API reads: build defects like a bad embedded file, found when the server is built.
-func Routes(r *mux.Router, deps Deps) {
-	a := newAPI(deps)
+// and then asks deps.Authz for its permission. It resolves the descriptors the version-1 API
+// reads once, here: a registry that lacks one, or a member of one, is an error naming it, and
+// the server does not start (handlers.Server.Root). It panics when deps lacks the store, the
+// authenticator or the authorizer, which are defects of the code that mounts it.
+func Routes(r *mux.Router, deps Deps) error {
+	a, err := newAPI(deps)
+	if err != nil {
+		return err
+	}
 	allowed := map[string][]string{}
 	var paths []string
 	for _, rt := range a.routes() {
@@ -95,6 +99,7 @@ func Routes(r *mux.Router, deps Deps) {
 		sort.Strings(methods)
 		r.Handle(p, methodNotAllowed(methods))
 	}
+	return nil
 }
 
 // checkAccess refuses a route that would be served with less checking than it says: a
@@ -128,7 +133,7 @@ func muxPath(rt route.Route) string {
 	return path
 }
 
-func newAPI(deps Deps) *api {
+func newAPI(deps Deps) (*api, error) {
 	if deps.Store == nil {
 		panic("legacy: Deps.Store is required")
 	}
@@ -146,9 +151,12 @@ func newAPI(deps Deps) *api {
 	if a.limits == nil {
 		a.limits = limit.Default()
 	}
-	a.t = resolveTables(deps.Store)
+	var err error
+	if a.t, err = resolveTables(deps.Store.Registry()); err != nil {
+		return nil, err
+	}
 	a.sql = buildFragments(deps.Store, a.t)
-	return a
+	return a, nil
 }
 
 // now is the current instant as stored values carry it.

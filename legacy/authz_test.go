@@ -225,7 +225,7 @@ func TestRoutesNeedAnAuthorizer(t *testing.T) {
 				t.Errorf("Routes without an authorizer: recovered %v, want a panic naming Authz", r)
 			}
 		}()
-		Routes(mux.NewRouter(), Deps{Store: new(engine.Store), Authenticate: func(*http.Request) (*auth.Principal, error) { return nil, nil }})
+		_ = Routes(mux.NewRouter(), Deps{Store: new(engine.Store), Authenticate: func(*http.Request) (*auth.Principal, error) { return nil, nil }})
 	}()
 	for _, rt := range []route.Route{
 		{Method: http.MethodGet, Path: "/api/x", Access: route.Protected, Need: "Read"},

@@ -127,8 +127,10 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 			e.router.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 				return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
 			})
-			Routes(e.router, Deps{Store: s, Authenticate: testAuthenticate(p, e.sec.LegacyAuthenticator(p)),
-				Authz: e.sec.Authorizer(), Now: e.clock})
+			if err := Routes(e.router, Deps{Store: s, Authenticate: testAuthenticate(p, e.sec.LegacyAuthenticator(p)),
+				Authz: e.sec.Authorizer(), Now: e.clock}); err != nil {
+				t.Fatal(err)
+			}
 			e.api = openapitest.New(t, openapitest.Document(s.Registry(), Describe()...))
 			e.seed()
 			fn(t, e)

@@ -18,46 +18,45 @@ type tables struct {
 	event, venue, form, billing, registration, accommodation, callback, progress, person, user *engine.Resource
 }
 
-func resolveTables(s *engine.Store) tables {
-	reg := s.Registry()
-	t := tables{
-		event:         reg.MustByName("Event"),
-		venue:         reg.MustByName("Venue"),
-		form:          reg.MustByName("AssessmentForm"),
-		billing:       reg.MustByName("BillingCode"),
-		registration:  reg.MustByName("Registration"),
-		accommodation: reg.MustByName("Accommodation"),
-		callback:      reg.MustByName("CallbackEvent"),
-		progress:      reg.MustByName("ActivityProgress"),
-		person:        reg.MustByName("Person"),
-		user:          reg.MustByName("User"),
-	}
-	// Every member the package names, so that a descriptor change fails at start-up rather
-	// than in a request.
-	used := map[*engine.Resource][]string{
-		t.event: {"EventIdentifier", "OrganizationIdentifier", "EventNumber", "EventTitle", "EventType",
+// resolveTables resolves the descriptors of reg that the package reads and writes, once when
+// the API is built, and checks every member the package names: a registry without one fails
+// start-up rather than a request.
+func resolveTables(reg *engine.Registry) (tables, error) {
+	var t tables
+	for _, n := range []struct {
+		dst     **engine.Resource
+		name    string
+		members []string
+	}{
+		{&t.event, "Event", []string{"EventIdentifier", "OrganizationIdentifier", "EventNumber", "EventTitle", "EventType",
 			"EventVenue", "EventStart", "EventEnd", "EventExamType", "EventExamFormat", "EventBillingCode",
-			"RegistrationLimit", "EventCancelled", "EventCancelReason"},
-		t.venue: {"VenueIdentifier", "OrganizationIdentifier", "VenueName"},
-		t.form: {"FormIdentifier", "OrganizationIdentifier", "FormCode", "FormName", "FormTitle",
-			"FormPublished", "FormTimeLimit"},
-		t.billing: {"OrganizationIdentifier", "BillingCode"},
-		t.registration: {"RegistrationIdentifier", "OrganizationIdentifier", "EventIdentifier",
+			"RegistrationLimit", "EventCancelled", "EventCancelReason"}},
+		{&t.venue, "Venue", []string{"VenueIdentifier", "OrganizationIdentifier", "VenueName"}},
+		{&t.form, "AssessmentForm", []string{"FormIdentifier", "OrganizationIdentifier", "FormCode", "FormName", "FormTitle",
+			"FormPublished", "FormTimeLimit"}},
+		{&t.billing, "BillingCode", []string{"OrganizationIdentifier", "BillingCode"}},
+		{&t.registration, "Registration", []string{"RegistrationIdentifier", "OrganizationIdentifier", "EventIdentifier",
 			"LearnerIdentifier", "FormIdentifier", "RegistrantType", "AttendanceStatus", "TimeLimit",
-			"LastChangeTime", "LastChangeType", "LastChangeUser", "Cancelled", "CancelReason", "TransferReason"},
-		t.accommodation: {"RegistrationIdentifier", "AccommodationType", "AccommodationName", "TimeExtension"},
-		t.callback: {"CallbackIdentifier", "ActivityIdentifier", "LearnerIdentifier", "CallbackReceived",
-			"ContentType", "Payload", "LessonStatus"},
-		t.progress: {"ActivityIdentifier", "LearnerIdentifier", "Completed", "Status"},
-		t.person:   {"UserIdentifier", "OrganizationIdentifier", "FullName", "PersonCode"},
-		t.user:     {"UserIdentifier", "Email", "FullName"},
-	}
-	for r, members := range used {
-		for _, m := range members {
-			column(r, m)
+			"LastChangeTime", "LastChangeType", "LastChangeUser", "Cancelled", "CancelReason", "TransferReason"}},
+		{&t.accommodation, "Accommodation", []string{"RegistrationIdentifier", "AccommodationType", "AccommodationName", "TimeExtension"}},
+		{&t.callback, "CallbackEvent", []string{"CallbackIdentifier", "ActivityIdentifier", "LearnerIdentifier", "CallbackReceived",
+			"ContentType", "Payload", "LessonStatus"}},
+		{&t.progress, "ActivityProgress", []string{"ActivityIdentifier", "LearnerIdentifier", "Completed", "Status"}},
+		{&t.person, "Person", []string{"UserIdentifier", "OrganizationIdentifier", "FullName", "PersonCode"}},
+		{&t.user, "User", []string{"UserIdentifier", "Email", "FullName"}},
+	} {
+		r, ok := reg.ByName(n.name)
+		if !ok {
+			return tables{}, fmt.Errorf("legacy: no %s descriptor", n.name)
 		}
+		for _, m := range n.members {
+			if f, ok := r.Member(m); !ok || !f.Stored() {
+				return tables{}, fmt.Errorf("legacy: %s has no stored member %s", n.name, m)
+			}
+		}
+		*n.dst = r
 	}
-	return t
+	return t, nil
 }
 
 // column returns the SQL column of a stored member; resolveTables checks every member the

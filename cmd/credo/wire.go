@@ -76,8 +76,8 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	srv.Idempotency = idempotency.New(idempotency.Config{})
 	v1, _ := srv.Database.Store(cfg.V1Partition)
 	srv.Mounted = legacy.Describe()
-	srv.Root = func(r *mux.Router) {
-		legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Authz: srv.Authz,
+	srv.Root = func(r *mux.Router) error {
+		return legacy.Routes(r, legacy.Deps{Store: v1, Authenticate: sec.LegacyAuthenticator(cfg.V1Partition), Authz: srv.Authz,
 			Now: time.Now, Limits: cfg.Limits, Idempotency: srv.Idempotency})
 	}
 	go housekeeping.Every(ctx, exportCleanupEvery, "gradebook exports", func(ctx context.Context) (int64, error) {

@@ -34,9 +34,10 @@ func without(t *testing.T, fsys fs.FS, path string) fs.FS {
 	return out
 }
 
-// TestMissingDescriptorFailsStartUp: a module, the security package or the idempotency
-// keeper whose descriptor the registry lacks fails the server's start-up (wire, then
-// Handler) with an error naming the descriptor, instead of a 500 on every request.
+// TestMissingDescriptorFailsStartUp: a module, the security package, the idempotency keeper
+// or the version-1 API whose descriptor the registry lacks fails the server's start-up (wire,
+// then Handler) with an error naming the descriptor, instead of a panic or a 500 on every
+// request.
 func TestMissingDescriptorFailsStartUp(t *testing.T) {
 	cases := []struct{ file, name, module string }{
 		{file: "platform/actions.yaml", name: "PlatformAction", module: "platform"},
@@ -45,6 +46,8 @@ func TestMissingDescriptorFailsStartUp(t *testing.T) {
 		{file: "internal/compliance-primary-profiles.yaml", name: "CompliancePrimaryProfile", module: "compliance"},
 		{file: "internal/idempotency-keys.yaml", name: "IdempotencyKey", module: "idempotency"},
 		{file: "internal/security-signing-keys.yaml", name: "SigningKey", module: "security"},
+		{file: "internal/callback-events.yaml", name: "CallbackEvent", module: "legacy"},
+		{file: "internal/venues.yaml", name: "Venue", module: "legacy"},
 	}
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {

@@ -149,8 +149,8 @@ func (e *env) serve(t *testing.T) (*security.Security, *handlers.Server, *httpte
 	srv := &handlers.Server{Registry: e.reg, Database: e.db, Auth: sec.Authenticator(), Authz: sec.Authorizer(), Observer: e.obs}
 	srv.Modules = append(moduleRoutes(t, e.cfg.Limits), sec.Routes(srv.Endpoints)...)
 	srv.Mounted = legacy.Describe()
-	srv.Root = func(r *mux.Router) {
-		legacy.Routes(r, legacy.Deps{Store: e.store, Authenticate: sec.LegacyAuthenticator(e.partition), Authz: srv.Authz,
+	srv.Root = func(r *mux.Router) error {
+		return legacy.Routes(r, legacy.Deps{Store: e.store, Authenticate: sec.LegacyAuthenticator(e.partition), Authz: srv.Authz,
 			Now: e.clock.Now, Limits: e.cfg.Limits})
 	}
 	h, err := srv.Handler()
