@@ -246,7 +246,7 @@ func post(t *testing.T, st *engine.Store, p *auth.Principal, body string) *httpt
 	req := httptest.NewRequest(http.MethodPost, "/v2/e01/"+Path, strings.NewReader(body))
 	ctx := auth.WithPrincipal(engine.WithStore(req.Context(), st), p)
 	w := httptest.NewRecorder()
-	openapitest.Of(t, openapitest.Document(st.Registry(), Routes()...)).Handler(openapitest.Served(Routes()[0].Handler)).ServeHTTP(w, req.WithContext(ctx))
+	openapitest.Of(t, openapitest.Document(st.Registry(), Routes()...)).Handler(openapitest.Served(openapitest.Resolved(t, st.Registry(), Routes()[0]))).ServeHTTP(w, req.WithContext(ctx))
 	return w
 }
 

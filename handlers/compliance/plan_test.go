@@ -24,7 +24,7 @@ func fullRequest() Request {
 // that qualifies each table). Refresh with `go test ./handlers/compliance -run Golden -update`.
 func TestQueryGolden(t *testing.T) {
 	st := openSQLite(t)
-	text, args, err := BuildQuery(st, fullRequest(), engine.Organization(orgA))
+	text, args, err := resolved(t, st).build(st, fullRequest(), engine.Organization(orgA))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestQueryUsesIndexes(t *testing.T) {
 	loadDirectory(t, st)
 	loadCompliance(t, st)
 	for _, q := range []Request{fullRequest(), {ProfileCondition: AllProfiles}} {
-		text, args, err := BuildQuery(st, q, engine.Organization(orgA))
+		text, args, err := resolved(t, st).build(st, q, engine.Organization(orgA))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,4 +78,15 @@ func TestQueryUsesIndexes(t *testing.T) {
 		}
 		t.Logf("plan:\n%s", strings.Join(plan, "\n"))
 	}
+}
+
+// resolved is the summaries route's query resolved in st's registry, as the server resolves it
+// once at start-up.
+func resolved(t *testing.T, st *engine.Store) *summaries {
+	t.Helper()
+	s := &summaries{}
+	if err := s.resolve(st.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

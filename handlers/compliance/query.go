@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"credo/engine"
@@ -24,22 +25,44 @@ var aliases = map[string]string{
 // placeholderRe matches `{a}` (a table with its alias) and `{a.Member}` (a column).
 var placeholderRe = regexp.MustCompile(`\{([a-z])(?:\.([A-Za-z0-9]+))?\}`)
 
+// schema is the descriptors of the aliases, resolved once (resolveSchema): when the
+// summaries route is built (its Needs), or when Seed starts.
+type schema map[string]*engine.Resource
+
+// resolveSchema resolves the descriptor of every alias in reg.
+func resolveSchema(reg *engine.Registry) (schema, error) {
+	names := make([]string, 0, len(aliases))
+	for alias := range aliases {
+		names = append(names, alias)
+	}
+	sort.Strings(names)
+	sc := schema{}
+	for _, alias := range names {
+		r, ok := reg.ByName(aliases[alias])
+		if !ok {
+			return nil, fmt.Errorf("compliance: no %s descriptor (alias %s)", aliases[alias], alias)
+		}
+		sc[alias] = r
+	}
+	return sc, nil
+}
+
 // expand replaces the placeholders of a SQL template by partition-qualified table names and
 // descriptor column names, so that the SQL names nothing the descriptors do not define and
 // cannot leave the store's partition. Request values never pass through here: they are bind
 // parameters.
-func expand(st *engine.Store, tmpl string) (string, error) {
-	return expandIn(st.Registry(), st.Table, tmpl)
+func (sc schema) expand(st *engine.Store, tmpl string) (string, error) {
+	return sc.expandIn(st.Table, tmpl)
 }
 
-// expandIn is expand with the descriptors of reg and the table names table gives.
-func expandIn(reg *engine.Registry, table func(*engine.Resource) string, tmpl string) (string, error) {
+// expandIn is expand with the table names table gives.
+func (sc schema) expandIn(table func(*engine.Resource) string, tmpl string) (string, error) {
 	var err error
 	out := placeholderRe.ReplaceAllStringFunc(tmpl, func(ph string) string {
 		m := placeholderRe.FindStringSubmatch(ph)
-		r, ok := reg.ByName(aliases[m[1]])
+		r, ok := sc[m[1]]
 		if !ok {
-			err = fmt.Errorf("compliance: no %s descriptor (alias %s)", aliases[m[1]], m[1])
+			err = fmt.Errorf("compliance: no alias %s", m[1])
 			return ""
 		}
 		if m[2] == "" {
@@ -86,21 +109,32 @@ ORDER BY CASE WHEN {p.FullName} IS NULL THEN 1 ELSE 0 END, {p.FullName}, {s.Lear
   CASE WHEN {g.GroupName} IS NULL THEN 1 ELSE 0 END, {g.GroupName}, {s.DepartmentIdentifier}`
 )
 
-// needs is the summaries route's start-up check (route.Route.Needs): every placeholder of
-// the query's templates names a descriptor and a stored member of reg.
-func needs(reg *engine.Registry) error {
+// summaries serves the summaries route with the query's descriptors, which resolve (the
+// route's Needs) keeps.
+type summaries struct {
+	sc schema
+}
+
+// resolve resolves the query's descriptors in reg and checks that every placeholder of its
+// templates names a stored member of them.
+func (s *summaries) resolve(reg *engine.Registry) error {
+	sc, err := resolveSchema(reg)
+	if err != nil {
+		return err
+	}
 	for _, tmpl := range []string{selectSQL, scopeSQL, departmentsSQL, learnersSQL, measuresSQL, employmentSQL,
 		mustHaveProfileSQL, orderSQL} {
-		if _, err := expandIn(reg, func(*engine.Resource) string { return "" }, tmpl); err != nil {
+		if _, err := sc.expandIn(func(*engine.Resource) string { return "" }, tmpl); err != nil {
 			return err
 		}
 	}
+	s.sc = sc
 	return nil
 }
 
-// BuildQuery returns the one SQL statement that answers q within scope, with its bind
-// parameters. The zero Scope is refused.
-func BuildQuery(st *engine.Store, q Request, scope engine.Scope) (string, []any, error) {
+// build returns the one SQL statement that answers q within scope, with its bind parameters.
+// The zero Scope is refused.
+func (s *summaries) build(st *engine.Store, q Request, scope engine.Scope) (string, []any, error) {
 	org, one := scope.OrganizationID()
 	if !one && !scope.All() {
 		return "", nil, engine.ErrNoScope
@@ -138,14 +172,14 @@ func BuildQuery(st *engine.Store, q Request, scope engine.Scope) (string, []any,
 		and(mustHaveProfileSQL, nil)
 	}
 	b.WriteString(orderSQL)
-	text, err := expand(st, b.String())
+	text, err := s.sc.expand(st, b.String())
 	return text, args, err
 }
 
-// Summaries runs q within scope and calls fn with each summary in order, reading rows one by
-// one. All filtering happens in the database in one statement.
-func Summaries(ctx context.Context, st *engine.Store, q Request, scope engine.Scope, fn func(*Summary) error) error {
-	text, args, err := BuildQuery(st, q, scope)
+// run runs q within scope and calls fn with each summary in order, reading rows one by one.
+// All filtering happens in the database in one statement.
+func (s *summaries) run(ctx context.Context, st *engine.Store, q Request, scope engine.Scope, fn func(*Summary) error) error {
+	text, args, err := s.build(st, q, scope)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func Routes() []route.Route {
 	uuids.MaxItems = route.Int(MaxListItems)
 	keys := route.ArrayOf(route.Schema{Type: "integer", Minimum: route.Int(MinMeasurementKey), Maximum: route.Int(MaxMeasurementKey)}).OrNull()
 	keys.MaxItems = route.Int(MaxListItems)
+	s := &summaries{}
 	return []route.Route{{
 		Method:      http.MethodPost,
 		Path:        Path,
@@ -50,8 +51,8 @@ func Routes() []route.Route {
 		Responses: []route.Response{{Status: http.StatusOK, Description: "The summaries.",
 			Content: route.JSON([]Summary{})}},
 		Errors:  []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
-		Needs:   needs,
-		Handler: serveSummaries,
+		Needs:   s.resolve,
+		Handler: s.serve,
 	}}
 }
 
@@ -60,10 +61,10 @@ func describe(s route.Schema, description string) route.Schema {
 	return s
 }
 
-// serveSummaries decodes the body, runs the one query within the caller's organization and
-// streams the JSON array. Nothing is written before the first row is read, so a failing query
-// is still a problem document.
-func serveSummaries(w http.ResponseWriter, r *http.Request) error {
+// serve decodes the body, runs the one query within the caller's organization and streams
+// the JSON array. Nothing is written before the first row is read, so a failing query is
+// still a problem document.
+func (s *summaries) serve(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	st := engine.StoreFrom(ctx)
 	if st == nil {
@@ -78,7 +79,7 @@ func serveSummaries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := &arrayWriter{w: w, r: r}
-	err = Summaries(ctx, st, q, request.Scope(ctx), out.write)
+	err = s.run(ctx, st, q, request.Scope(ctx), out.write)
 	if err != nil && out.started {
 		// The status line is gone: break the response rather than end a truncated array.
 		observe.Fail(r, http.StatusInternalServerError, fmt.Errorf("compliance summaries failed mid-response: %w", err))

@@ -32,17 +32,15 @@ var seedMaxRequired = [MaxMeasurementKey]int{2, 3, 6, 6, 4, 4, 3, 3, 2, 2, 4, 5,
 // of each organization it seeds, so it can run again; for the same rng state and partition
 // content it writes the same rows.
 func Seed(ctx context.Context, st *engine.Store, rng *rand.Rand) error {
-	plan, err := seedPlan(ctx, st)
+	sc, err := resolveSchema(st.Registry())
+	if err != nil {
+		return fmt.Errorf("compliance: seed: %w", err)
+	}
+	plan, err := seedPlan(ctx, st, sc)
 	if err != nil {
 		return err
 	}
-	reg := st.Registry()
-	status, ok1 := reg.ByName("ComplianceStatus")
-	profile, ok2 := reg.ByName("ComplianceProfile")
-	link, ok3 := reg.ByName("CompliancePrimaryProfile")
-	if !ok1 || !ok2 || !ok3 {
-		return fmt.Errorf("compliance: seed: the compliance descriptors are not loaded")
-	}
+	status, profile, link := sc["s"], sc["f"], sc["l"]
 	for _, org := range plan {
 		err := st.Transaction(ctx, func(tx *engine.Store) error {
 			for _, r := range []*engine.Resource{status, link, profile} {
@@ -154,12 +152,12 @@ type seedOrg struct {
 
 // seedPlan reads the departments, their members and, as a fallback, the people of each
 // organization, ordered so that Seed is deterministic.
-func seedPlan(ctx context.Context, st *engine.Store) ([]*seedOrg, error) {
+func seedPlan(ctx context.Context, st *engine.Store, sc schema) ([]*seedOrg, error) {
 	var orgs []*seedOrg
 	byID := map[string]*seedOrg{}
 	depts := map[string][]string{}
 	hasMembers := map[string]bool{}
-	err := query(ctx, st, `SELECT {g.OrganizationIdentifier}, {g.GroupIdentifier} FROM {g}
+	err := query(ctx, st, sc, `SELECT {g.OrganizationIdentifier}, {g.GroupIdentifier} FROM {g}
 WHERE lower({g.GroupType}) = lower(?) ORDER BY {g.OrganizationIdentifier}, {g.GroupIdentifier}`,
 		[]any{DepartmentGroupType}, func(v []string) {
 			org, group := v[0], v[1]
@@ -172,7 +170,7 @@ WHERE lower({g.GroupType}) = lower(?) ORDER BY {g.OrganizationIdentifier}, {g.Gr
 	if err != nil {
 		return nil, err
 	}
-	err = query(ctx, st, `SELECT {g.OrganizationIdentifier}, {m.GroupIdentifier}, {m.UserIdentifier} FROM {m}
+	err = query(ctx, st, sc, `SELECT {g.OrganizationIdentifier}, {m.GroupIdentifier}, {m.UserIdentifier} FROM {m}
 JOIN {g} ON {g.GroupIdentifier} = {m.GroupIdentifier}
 WHERE lower({g.GroupType}) = lower(?)
 ORDER BY {g.OrganizationIdentifier}, {m.GroupIdentifier}, {m.UserIdentifier}`,
@@ -185,7 +183,7 @@ ORDER BY {g.OrganizationIdentifier}, {m.GroupIdentifier}, {m.UserIdentifier}`,
 	}
 	// Organizations without department memberships: deal their people over the departments.
 	n := map[string]int{}
-	err = query(ctx, st, `SELECT {p.OrganizationIdentifier}, {p.UserIdentifier} FROM {p}
+	err = query(ctx, st, sc, `SELECT {p.OrganizationIdentifier}, {p.UserIdentifier} FROM {p}
 ORDER BY {p.OrganizationIdentifier}, {p.UserIdentifier}`, nil, func(v []string) {
 		org, user := v[0], v[1]
 		if byID[org] == nil || hasMembers[org] {
@@ -200,8 +198,8 @@ ORDER BY {p.OrganizationIdentifier}, {p.UserIdentifier}`, nil, func(v []string) 
 
 // query runs a template (see expand) whose columns are all text or uuid and calls fn with
 // each row's values (null as "").
-func query(ctx context.Context, st *engine.Store, tmpl string, args []any, fn func(vals []string)) error {
-	text, err := expand(st, tmpl)
+func query(ctx context.Context, st *engine.Store, sc schema, tmpl string, args []any, fn func(vals []string)) error {
+	text, err := sc.expand(st, tmpl)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ const cleanupLock = "gradebook-export-cleanup"
 // another one cleaning skips its turn), and on SQLite the partition's one writer at a time.
 // Each statement is a DELETE of what has expired, so a second run finds nothing to do.
 func Cleanup(ctx context.Context, st *engine.Store, cfg Config) (int, error) {
-	_, files, err := resources(st)
+	_, files, err := resourcesOf(st.Registry())
 	if err != nil {
 		return 0, err
 	}

@@ -22,11 +22,11 @@ var mediaTypes = map[engine.Format]string{
 // chunk at a time, whichever process made it.
 func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	st := engine.StoreFrom(ctx)
-	_, files, err := resources(st)
+	st, err := storeOf(r)
 	if err != nil {
 		return err
 	}
+	files := h.files
 	key, err := request.PathValue(r, "ExportKey")
 	if err != nil {
 		return err

@@ -28,11 +28,11 @@ type Export struct {
 // export writes the matching gradebooks to a new file and records it.
 func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	st := engine.StoreFrom(ctx)
-	gradebooks, files, err := resources(st)
+	st, err := storeOf(r)
 	if err != nil {
 		return err
 	}
+	gradebooks, files := h.gradebooks, h.files
 	if err := accept(r, "application/json"); err != nil {
 		return err
 	}

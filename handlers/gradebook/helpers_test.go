@@ -92,7 +92,7 @@ func openEnv(t *testing.T, url string, parts []string, clk *clock) *env {
 	e.cfg = gradebook.Config{Now: e.clock.Now, Limit: limit.New("exports", limit.Rule{}, nil)}
 	e.router = mux.NewRouter()
 	for _, rt := range gradebook.Routes(e.cfg) {
-		e.router.Handle("/v2/{partition}/"+rt.Path, rt.Handler).Methods(rt.Method)
+		e.router.Handle("/v2/{partition}/"+rt.Path, openapitest.Resolved(t, reg, rt)).Methods(rt.Method)
 	}
 	e.api = openapitest.Of(t, openapitest.Document(reg, gradebook.Routes(e.cfg)...)) // one per test: replicas share it
 	return e

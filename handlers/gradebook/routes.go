@@ -75,7 +75,7 @@ func Routes(cfg Config) []route.Route {
 			Responses: []route.Response{{Status: http.StatusOK, Description: "Where and until when the file can be downloaded.",
 				Content: route.JSON(Export{})}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusServiceUnavailable},
-			Needs:   needs,
+			Needs:   h.resolve,
 			Handler: h.export,
 		},
 		{
@@ -100,23 +100,33 @@ func Routes(cfg Config) []route.Route {
 					Content: []route.Content{{MediaType: "text/plain", Schema: route.String("")}}},
 			},
 			Errors:  []int{http.StatusNotFound, http.StatusNotAcceptable, http.StatusServiceUnavailable},
-			Needs:   needs,
+			Needs:   h.resolve,
 			Handler: h.download,
 		},
 	}
 }
 
-// handler serves both routes with one configuration.
+// handler serves both routes with one configuration and the descriptors that resolve (the
+// routes' Needs) keeps.
 type handler struct {
-	cfg Config
+	cfg               Config
+	gradebooks, files *engine.Resource
 }
 
-// resources returns the gradebook descriptor and the export-file descriptor of the store.
-func resources(st *engine.Store) (gradebooks, files *engine.Resource, err error) {
+// resolve resolves the gradebook and export-file descriptors in reg and keeps them.
+func (h *handler) resolve(reg *engine.Registry) error {
+	var err error
+	h.gradebooks, h.files, err = resourcesOf(reg)
+	return err
+}
+
+// storeOf is the request's partition store.
+func storeOf(r *http.Request) (*engine.Store, error) {
+	st := engine.StoreFrom(r.Context())
 	if st == nil {
-		return nil, nil, fmt.Errorf("gradebook: no partition store in the request context")
+		return nil, fmt.Errorf("gradebook: no partition store in the request context")
 	}
-	return resourcesOf(st.Registry())
+	return st, nil
 }
 
 // resourcesOf resolves the gradebook and export-file descriptors in reg.
@@ -132,12 +142,6 @@ func resourcesOf(reg *engine.Registry) (gradebooks, files *engine.Resource, err 
 		return nil, nil, fmt.Errorf("gradebook: %s has no ExpiryBefore filter", files.Name)
 	}
 	return gradebooks, files, nil
-}
-
-// needs is the routes' start-up check (route.Route.Needs).
-func needs(reg *engine.Registry) error {
-	_, _, err := resourcesOf(reg)
-	return err
 }
 
 // ExpiryAt returns the Expiry of an export made at now: now + Lifetime, rounded up to the next

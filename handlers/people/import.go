@@ -15,27 +15,22 @@ var EmployeeTypes = []string{"Employee", "Contractor"}
 // LocationField is the name of the person field that keeps a row's Location.
 const LocationField = "Location"
 
-// model holds the descriptors an import reads and writes.
+// model holds the descriptors an import reads and writes, resolved once by resolve (the
+// import route's Needs).
 type model struct {
 	user, person, field, conn *engine.Resource
 }
 
-func modelOf(reg *engine.Registry) (model, error) {
-	var m model
+// resolve resolves the descriptors in reg and keeps them.
+func (m *model) resolve(reg *engine.Registry) error {
 	for name, dst := range map[string]**engine.Resource{"User": &m.user, "Person": &m.person, "PersonField": &m.field, "UserConnection": &m.conn} {
 		r, ok := reg.ByName(name)
 		if !ok {
-			return model{}, fmt.Errorf("people: no %s descriptor", name)
+			return fmt.Errorf("people: no %s descriptor", name)
 		}
 		*dst = r
 	}
-	return m, nil
-}
-
-// needs is the import route's start-up check (route.Route.Needs).
-func needs(reg *engine.Registry) error {
-	_, err := modelOf(reg)
-	return err
+	return nil
 }
 
 // importer is one import in progress: the rows, what the checks learned, the problems.
@@ -57,7 +52,7 @@ type importer struct {
 	inOrg map[string]bool
 }
 
-// Import creates a person in org for every row (and its user when no user has the row's
+// importRows creates a person in org for every row (and its user when no user has the row's
 // Email), with its manager connection, in one transaction of st. Any problem with any row
 // writes nothing and is returned as one validation error listing every problem with its
 // row. by is the caller's user, recorded as CreatedBy ("" for none).
@@ -66,12 +61,8 @@ type importer struct {
 // organization is the problem "Email … is already in use" unless operator is set, since a
 // person for that user in org would make it readable there. Only operators link users
 // across organizations.
-func Import(ctx context.Context, st *engine.Store, rows []Row, org, by string, operator bool) error {
-	m, err := modelOf(st.Registry())
-	if err != nil {
-		return err
-	}
-	im := &importer{m: m, rows: rows, org: org, operator: operator}
+func (m *model) importRows(ctx context.Context, st *engine.Store, rows []Row, org, by string, operator bool) error {
+	im := &importer{m: *m, rows: rows, org: org, operator: operator}
 	im.check()
 	if err := im.lookUp(ctx, st); err != nil {
 		return err

@@ -86,7 +86,7 @@ func post(t *testing.T, st *engine.Store, caller *auth.Principal, body []byte, c
 		ctx = auth.WithPrincipal(ctx, caller)
 	}
 	rec := httptest.NewRecorder()
-	openapitest.Of(t, openapitest.Document(st.Registry(), people.Routes()...)).Handler(openapitest.Served(people.Routes()[0].Handler)).ServeHTTP(rec, req.WithContext(ctx))
+	openapitest.Of(t, openapitest.Document(st.Registry(), people.Routes()...)).Handler(openapitest.Served(openapitest.Resolved(t, st.Registry(), people.Routes()[0]))).ServeHTTP(rec, req.WithContext(ctx))
 	return rec
 }
 

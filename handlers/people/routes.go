@@ -26,6 +26,7 @@ const MaxBodyBytes = 32 << 20
 
 // Routes returns the people import route.
 func Routes() []route.Route {
+	m := &model{}
 	str := func(desc string) route.Schema { return route.String(desc).OrNull() }
 	row := route.Schema{Type: "object", Description: "A PersonImportRow.", Properties: []route.Property{
 		{Name: "Identifier", Schema: route.UUID("The new PersonIdentifier; required, and new.")},
@@ -52,14 +53,14 @@ func Routes() []route.Route {
 		Responses: []route.Response{{Status: http.StatusOK, Description: "Imported; no content."}},
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
 			http.StatusServiceUnavailable},
-		Needs:   needs,
-		Handler: serveImport,
+		Needs:   m.resolve,
+		Handler: m.serve,
 	}}
 }
 
-// serveImport decodes the rows, imports them in the caller's organization and answers 200
-// with no content.
-func serveImport(w http.ResponseWriter, r *http.Request) error {
+// serve decodes the rows, imports them in the caller's organization and answers 200 with no
+// content.
+func (m *model) serve(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	st := engine.StoreFrom(ctx)
 	if st == nil {
@@ -83,7 +84,7 @@ func serveImport(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	rows, err := DecodeRows(body)
 	if err == nil {
-		err = Import(ctx, st, rows, org, p.UserIdentifier, p.Operator)
+		err = m.importRows(ctx, st, rows, org, p.UserIdentifier, p.Operator)
 	}
 	outcome := observe.ImportDone
 	if errors.Is(err, engine.ErrInvalid) {

@@ -66,7 +66,7 @@ func call(t *testing.T, routes []route.Route, store *engine.Store, p *auth.Princ
 		}
 		req := httptest.NewRequest(rt.Method, "/v2/"+store.Partition+"/"+target, nil).WithContext(ctx)
 		w := httptest.NewRecorder()
-		openapitest.Of(t, openapitest.Document(store.Registry(), routes...)).Handler(openapitest.Served(rt.Handler)).ServeHTTP(w, req)
+		openapitest.Of(t, openapitest.Document(store.Registry(), routes...)).Handler(openapitest.Served(openapitest.Resolved(t, store.Registry(), rt))).ServeHTTP(w, req)
 		return w
 	}
 	t.Fatalf("no platform route %s", path)

@@ -27,6 +27,7 @@ func Routes(cfg Config) []route.Route {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	settings := &settings{}
 	health := route.JSON(Health{})
 	health[0].Schema.Members = map[string]route.Schema{
 		"Status":   {Enum: []string{"Healthy", "Unhealthy"}},
@@ -64,8 +65,8 @@ func Routes(cfg Config) []route.Route {
 				Description: "The page's settings; an unknown url or a page the caller may not see is a 200 whose Errors says so (Code 404 or 403).",
 				Content:     route.JSON(RouteSettings{})}},
 			Errors:  []int{http.StatusBadRequest, http.StatusServiceUnavailable},
-			Needs:   settingsNeeds,
-			Handler: routeSettings},
+			Needs:   settings.resolve,
+			Handler: settings.serve},
 	}
 }
 

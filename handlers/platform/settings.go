@@ -66,7 +66,7 @@ type RouteError struct {
 	Data        map[string]string `json:"Data"`
 }
 
-// routeSettings serves routes/settings. The url is matched against ActionUrl with leading "/"
+// serve serves routes/settings. The url is matched against ActionUrl with leading "/"
 // ignored on both sides, exactly otherwise (case-sensitive; a missing url is the home page, ""):
 // an action stored as "/x" or "x" answers "x", "/x" and "//x". When several actions share a url,
 // the one with the smallest ActionIdentifier wins.
@@ -76,7 +76,7 @@ type RouteError struct {
 // caller's roles (compared as slugs: "Learning Administrators" matches role
 // "learning-administrators"). An action with an empty requirement inherits the first non-empty
 // one up its permission-parent chain.
-func routeSettings(w http.ResponseWriter, r *http.Request) error {
+func (s *settings) serve(w http.ResponseWriter, r *http.Request) error {
 	store, err := storeOf(r)
 	if err != nil {
 		return err
@@ -94,10 +94,7 @@ func routeSettings(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	asked := q.Get("url")
-	a, err := newActions(store)
-	if err != nil {
-		return err
-	}
+	a := s.in(store)
 	ctx := r.Context()
 	rec, err := a.byURL(ctx, strings.TrimLeft(asked, "/"))
 	if err != nil {
@@ -140,7 +137,7 @@ func failed(e RouteError) RouteSettings {
 	return RouteSettings{Breadcrumbs: []Breadcrumb{}, Errors: []RouteError{e}}
 }
 
-// meets reports whether p may see a page with requirement req (see routeSettings).
+// meets reports whether p may see a page with requirement req (see settings.serve).
 func meets(p *auth.Principal, req string) bool {
 	switch {
 	case req == "":
@@ -161,39 +158,37 @@ func meets(p *auth.Principal, req string) bool {
 	return false
 }
 
+// settings serves routes/settings with the PlatformAction descriptor and its ActionUrl,
+// resolved once by resolve (the route's Needs).
+type settings struct {
+	res *engine.Resource
+	url *engine.Field
+}
+
+// resolve resolves the PlatformAction descriptor and its ActionUrl in reg and keeps them.
+func (s *settings) resolve(reg *engine.Registry) error {
+	res, ok := reg.ByName("PlatformAction")
+	if !ok {
+		return fmt.Errorf("platform: route settings: no PlatformAction descriptor is loaded")
+	}
+	url, ok := res.Member("ActionUrl")
+	if !ok {
+		return fmt.Errorf("platform: route settings: PlatformAction has no ActionUrl")
+	}
+	s.res, s.url = res, url
+	return nil
+}
+
+// in returns the reader of the PlatformAction records of store.
+func (s *settings) in(store *engine.Store) *actions {
+	return &actions{store: store, res: s.res, url: s.url}
+}
+
 // actions reads PlatformAction records of one partition.
 type actions struct {
 	store *engine.Store
 	res   *engine.Resource
 	url   *engine.Field
-}
-
-func newActions(s *engine.Store) (*actions, error) {
-	a, err := actionsOf(s.Registry())
-	if err != nil {
-		return nil, err
-	}
-	a.store = s
-	return a, nil
-}
-
-// actionsOf resolves the PlatformAction descriptor and its ActionUrl in reg.
-func actionsOf(reg *engine.Registry) (*actions, error) {
-	res, ok := reg.ByName("PlatformAction")
-	if !ok {
-		return nil, fmt.Errorf("platform: route settings: no PlatformAction descriptor is loaded")
-	}
-	url, ok := res.Member("ActionUrl")
-	if !ok {
-		return nil, fmt.Errorf("platform: route settings: PlatformAction has no ActionUrl")
-	}
-	return &actions{res: res, url: url}, nil
-}
-
-// settingsNeeds is the route settings' start-up check (route.Route.Needs).
-func settingsNeeds(reg *engine.Registry) error {
-	_, err := actionsOf(reg)
-	return err
 }
 
 // byURL finds the action stored with url or "/"+url (url has no leading "/"): at most two

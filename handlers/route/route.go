@@ -65,8 +65,10 @@ type Route struct {
 	// without this mark; handlers.Server refuses a v2 module that sets it.)
 	Idempotent bool
 	// Needs resolves, once when the server starts (handlers.Server.Handler), the descriptors,
-	// members and filters the handler relies on, so that a registry that lacks one fails
-	// start-up with its error rather than every request with a 500; nil when it needs none.
+	// members and filters the handler relies on, and keeps them for it: no request looks a
+	// descriptor up by name, and a registry that lacks one fails start-up with its error
+	// (naming the module and the descriptor) rather than every request with a 500. Handler is
+	// served only after Needs has returned nil; Needs is nil when the route needs nothing.
 	Needs func(*engine.Registry) error
 	// Handler serves the route; the partition's store is in the request context (engine.StoreFrom)
 	// and the caller in auth.FromContext.

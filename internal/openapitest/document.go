@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"testing"
 
 	"credo/engine"
 	"credo/handlers"
@@ -33,3 +34,16 @@ var served = observe.New(observe.Options{Logger: slog.New(slog.DiscardHandler)})
 // (request id, X-Request-Id on every answer, RequestId in problem documents), so that a suite
 // serving the bare handler answers as the server does and is validated as such.
 func Served(h http.Handler) http.Handler { return served.Handler(h) }
+
+// Resolved returns a module route's handler after its Needs has resolved, in reg, the
+// descriptors it keeps, as handlers.Server.Handler does once at start-up; a suite that serves
+// the bare handler must call it first.
+func Resolved(t testing.TB, reg *engine.Registry, rt route.Route) http.Handler {
+	t.Helper()
+	if rt.Needs != nil {
+		if err := rt.Needs(reg); err != nil {
+			t.Fatalf("%s %s: %v", rt.Method, rt.Path, err)
+		}
+	}
+	return rt.Handler
+}
