@@ -133,7 +133,11 @@ func (s *Server) Handler() (http.Handler, error) {
 		s.Observer = observe.New(observe.Options{})
 	}
 	if s.Idempotency == nil {
-		s.Idempotency = idempotency.New(idempotency.Config{})
+		k, err := idempotency.New(s.Registry, idempotency.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("handlers: Idempotency-Key: %w", err)
+		}
+		s.Idempotency = k
 	}
 	if s.Continuation == nil {
 		k, err := newProcessKey()
@@ -156,9 +160,6 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	for _, m := range s.ownRoutes() {
 		add(m.Method, m.Path, m.Handler)
-	}
-	if err := s.Idempotency.Needs(s.Registry); err != nil {
-		return nil, fmt.Errorf("handlers: Idempotency-Key: %w", err)
 	}
 	for _, m := range s.Modules {
 		if m.Needs != nil {

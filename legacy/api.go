@@ -145,13 +145,15 @@ func newAPI(deps Deps) (*api, error) {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
+	var err error
 	if a.keeper == nil {
-		a.keeper = idempotency.New(idempotency.Config{Now: a.clock})
+		if a.keeper, err = idempotency.New(deps.Store.Registry(), idempotency.Config{Now: a.clock}); err != nil {
+			return nil, err
+		}
 	}
 	if a.limits == nil {
 		a.limits = limit.Default()
 	}
-	var err error
 	if a.t, err = resolveTables(deps.Store.Registry()); err != nil {
 		return nil, err
 	}

@@ -73,7 +73,9 @@ func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
 	srv.Auth, srv.Authz, srv.Continuation = sec.Authenticator(), sec.Authorizer(), sec
 	srv.Modules = modules(cfg, sec, srv.Endpoints)
 	// One keeper for both APIs: an Idempotency-Key is the caller's, whichever API it calls.
-	srv.Idempotency = idempotency.New(idempotency.Config{})
+	if srv.Idempotency, err = idempotency.New(srv.Registry, idempotency.Config{}); err != nil {
+		return err
+	}
 	v1, _ := srv.Database.Store(cfg.V1Partition)
 	srv.Mounted = legacy.Describe()
 	srv.Root = func(r *mux.Router) error {

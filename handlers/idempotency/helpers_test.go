@@ -70,7 +70,10 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 	reg := loadRegistry(t)
 	db, st := idempotency.OpenPartition(t, b, reg)
 	c := idempotency.NewClock()
-	k := idempotency.New(idempotency.Config{Now: c.Now})
+	k, err := idempotency.New(reg, idempotency.Config{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	metrics := prometheus.NewRegistry()
 	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k,
 		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}

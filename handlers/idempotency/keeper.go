@@ -42,19 +42,27 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Keeper applies the protocol to the routes it wraps. It keeps nothing in memory: every key
-// lives in the partition's database, so any process sharing it honours any key.
+// Keeper applies the protocol to the routes it wraps. It keeps nothing in memory but the
+// descriptor of its keys: every key lives in the partition's database, so any process sharing
+// it honours any key.
 type Keeper struct {
 	now func() time.Time
+	t   *table
 }
 
-// New returns a Keeper.
-func New(cfg Config) *Keeper {
-	k := &Keeper{now: cfg.Now}
+// New returns a Keeper that stores its keys in the IdempotencyKey descriptor of reg, resolved
+// here once with the members and filter it uses: a registry without them is an error, so that
+// the server does not start rather than fail every request that sends a key.
+func New(reg *engine.Registry, cfg Config) (*Keeper, error) {
+	t, err := tableOf(reg)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keeper{now: cfg.Now, t: t}
 	if k.now == nil {
 		k.now = time.Now
 	}
-	return k
+	return k, nil
 }
 
 // FromContext is the store of a v2 request: its partition's (engine.StoreFrom).
@@ -91,12 +99,7 @@ func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next
 			return err
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		st := store(r)
-		t, err := tableOf(st.Registry())
-		if err != nil {
-			return err
-		}
-		return k.serve(w, r, st, t, keyHash(p, key), fingerprint(r, body), next)
+		return k.serve(w, r, store(r), k.t, keyHash(p, key), fingerprint(r, body), next)
 	}
 }
 
@@ -186,12 +189,5 @@ func replay(w http.ResponseWriter, a *answer) error {
 	w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
 	w.WriteHeader(a.status)
 	_, err := w.Write(a.body)
-	return err
-}
-
-// Needs resolves the descriptor the keeper stores its keys in, with the members and filter it
-// uses: a registry without them fails the server's start-up (handlers.Server.Handler).
-func (k *Keeper) Needs(reg *engine.Registry) error {
-	_, err := tableOf(reg)
 	return err
 }

@@ -78,7 +78,9 @@ func forEachStore(t *testing.T, fn func(t *testing.T, f *fixture)) {
 		t.Run(b.Name, func(t *testing.T) {
 			_, st := OpenPartition(t, b, reg)
 			f := &fixture{st: st, clock: NewClock()}
-			f.k = New(Config{Now: f.clock.Now})
+			if f.k, err = New(reg, Config{Now: f.clock.Now}); err != nil {
+				t.Fatal(err)
+			}
 			fn(t, f)
 		})
 	}
@@ -182,10 +184,7 @@ func TestInFlight(t *testing.T) {
 func TestLease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
-		tb, err := tableOf(f.st.Registry())
-		if err != nil {
-			t.Fatal(err)
-		}
+		tb := f.k.t
 		r := httptest.NewRequest(http.MethodPost, "/v2/p/things", nil)
 		hash, fp := keyHash(caller, "k"), fingerprint(r, []byte(`{"a":1}`))
 		now := f.clock.Now()

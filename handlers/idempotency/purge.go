@@ -28,11 +28,8 @@ func (k *Keeper) Purge(ctx context.Context, db *engine.Database) (int64, error) 
 		if !ok {
 			continue
 		}
-		t, err := tableOf(st.Registry())
-		if err != nil {
-			return total, err
-		}
-		_, err = st.Exclusive(ctx, purgeLock, func(tx *engine.Store) error {
+		t := k.t
+		_, err := st.Exclusive(ctx, purgeLock, func(tx *engine.Store) error {
 			n, err := tx.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
 				{Field: t.expiresBefore.Field, Op: t.expiresBefore.Op, Value: before}}}, engine.AllOrganizations())
 			total += n

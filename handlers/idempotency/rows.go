@@ -25,8 +25,8 @@ type table struct {
 	fingerprint, status, header, body, made *engine.Field
 }
 
-// tableOf resolves the descriptor in st's registry; its absence is a build error of the
-// registry, reported rather than panicking in a request.
+// tableOf resolves the descriptor and its members in reg (New, once); their absence is a build
+// error of the registry, reported rather than panicking in a request.
 func tableOf(reg *engine.Registry) (*table, error) {
 	r, ok := reg.ByName(recordName)
 	if !ok {
