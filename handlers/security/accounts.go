@@ -76,10 +76,7 @@ func (s *Security) account(ctx context.Context, partition, userID, organizationI
 	if err != nil {
 		return auth.Account{}, err
 	}
-	people, err := resource(st, personName)
-	if err != nil {
-		return auth.Account{}, err
-	}
+	people := s.rec.person
 	persons, err := all(ctx, st, people, []string{"OrganizationIdentifier", "IsOperator"}, "UserIdentifier", userID)
 	if err != nil {
 		return auth.Account{}, fmt.Errorf("security: people of user %s: %w", userID, err)
@@ -115,11 +112,8 @@ func (s *Security) account(ctx context.Context, partition, userID, organizationI
 // A membership recorded in the organization for another organization's group counts for
 // neither, so that no one can borrow another organization's role by membership. It returns
 // the group records with GroupIdentifier and GroupSlug.
-func currentGroups(ctx context.Context, st *engine.Store, userID, orgID string, now time.Time) ([]engine.Record, *engine.Resource, error) {
-	r, err := resource(st, membershipName)
-	if err != nil {
-		return nil, nil, err
-	}
+func (rs *records) currentGroups(ctx context.Context, st *engine.Store, userID, orgID string, now time.Time) ([]engine.Record, *engine.Resource, error) {
+	r := rs.membership
 	recs, err := all(ctx, st, r, []string{"GroupIdentifier", "MembershipEffective", "MembershipExpiry"},
 		"UserIdentifier", userID, "OrganizationIdentifier", orgID)
 	if err != nil {
@@ -131,9 +125,9 @@ func currentGroups(ctx context.Context, st *engine.Store, userID, orgID string, 
 			ids = append(ids, str(r, m, "GroupIdentifier"))
 		}
 	}
-	groups, err := resource(st, groupName)
-	if err != nil || len(ids) == 0 {
-		return nil, groups, err
+	groups := rs.group
+	if len(ids) == 0 {
+		return nil, groups, nil
 	}
 	found, err := all(ctx, st, groups, []string{"GroupIdentifier", "GroupSlug"}, "GroupIdentifier", ids, "OrganizationIdentifier", orgID)
 	if err != nil {
@@ -153,7 +147,7 @@ func current(effective, expiry, now time.Time) bool {
 
 // roles returns the sorted, distinct GroupSlug of a user's current groups in an organization.
 func (s *Security) roles(ctx context.Context, st *engine.Store, userID, orgID string, now time.Time) ([]string, error) {
-	recs, groups, err := currentGroups(ctx, st, userID, orgID, now)
+	recs, groups, err := s.rec.currentGroups(ctx, st, userID, orgID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +172,13 @@ func (g grants) Mask(ctx context.Context, partition, userID, orgID string, objec
 	if err != nil {
 		return 0, err
 	}
-	return mask(ctx, st, userID, orgID, object, g.s.now())
+	return g.s.rec.mask(ctx, st, userID, orgID, object, g.s.now())
 }
 
 // mask is the OR of the PermissionMask of the permissions on object held by the user's
 // current groups in the organization.
-func mask(ctx context.Context, st *engine.Store, userID, orgID string, object uuid.UUID, now time.Time) (int64, error) {
-	recs, groups, err := currentGroups(ctx, st, userID, orgID, now)
+func (rs *records) mask(ctx context.Context, st *engine.Store, userID, orgID string, object uuid.UUID, now time.Time) (int64, error) {
+	recs, groups, err := rs.currentGroups(ctx, st, userID, orgID, now)
 	if err != nil || len(recs) == 0 {
 		return 0, err
 	}
@@ -192,10 +186,7 @@ func mask(ctx context.Context, st *engine.Store, userID, orgID string, object uu
 	for i, g := range recs {
 		ids[i] = str(groups, g, "GroupIdentifier")
 	}
-	r, err := resource(st, permissionName)
-	if err != nil {
-		return 0, err
-	}
+	r := rs.permission
 	perms, err := all(ctx, st, r, []string{"PermissionMask"}, "ObjectIdentifier", object.String(), "GroupIdentifier", ids)
 	if err != nil {
 		return 0, fmt.Errorf("security: permissions on %s: %w", object, err)

@@ -50,7 +50,7 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 		expiry = earlier(expiry, c.Expires)
 		secret, token, parent = c.Secret, c.ID, c.ID
 		if secret == "" {
-			t, err := lookupIssued(ctx, st, c.ID)
+			t, err := h.s.rec.lookupIssued(ctx, st, c.ID)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = register(ctx, st, issued{ID: payload.Identifier, Kind: string(auth.CredentialCookie), User: p.UserIdentifier,
+	err = h.s.rec.register(ctx, st, issued{ID: payload.Identifier, Kind: string(auth.CredentialCookie), User: p.UserIdentifier,
 		Organization: p.OrganizationIdentifier, Secret: secret, Parent: parent, Issued: now, Expires: expiry})
 	if err != nil {
 		return err

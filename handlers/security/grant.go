@@ -64,10 +64,7 @@ func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.R
 
 func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record) error {
 	group := str(r, rec, "GroupIdentifier")
-	groups, err := resource(tx, groupName)
-	if err != nil {
-		return err
-	}
+	groups := s.rec.group
 	found, err := all(ctx, tx, groups, []string{"OrganizationIdentifier"}, "GroupIdentifier", group)
 	if err != nil {
 		return err
@@ -81,7 +78,7 @@ func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Res
 	if err != nil {
 		return forbidden("the object of the permission is not a permission object")
 	}
-	held, err := mask(ctx, tx, p.UserIdentifier, p.OrganizationIdentifier, object, s.now())
+	held, err := s.rec.mask(ctx, tx, p.UserIdentifier, p.OrganizationIdentifier, object, s.now())
 	if err != nil {
 		return err
 	}

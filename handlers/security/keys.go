@@ -21,11 +21,8 @@ const storedKeyBytes = 32
 // storedKey returns the partition's stored signing key, creating it on first use. When two
 // processes create it at once, the second insert fails on the key and that process reads the
 // first one's key, so every process of the partition signs alike.
-func storedKey(ctx context.Context, st *engine.Store, now time.Time) ([]byte, error) {
-	r, err := resource(st, signingKeyName)
-	if err != nil {
-		return nil, err
-	}
+func (rs *records) storedKey(ctx context.Context, st *engine.Store, now time.Time) ([]byte, error) {
+	r := rs.signingKey
 	if key, err := readKey(ctx, st, r); err == nil || !engine.IsNotFound(err) {
 		return key, err
 	}
@@ -33,7 +30,7 @@ func storedKey(ctx context.Context, st *engine.Store, now time.Time) ([]byte, er
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("security: new signing key: %w", err)
 	}
-	_, err = insert(ctx, st, r, map[string]any{
+	_, err := insert(ctx, st, r, map[string]any{
 		"KeyName":    signingKeyRow,
 		"KeyValue":   base64.StdEncoding.EncodeToString(b),
 		"KeyCreated": dateTime(now),

@@ -34,11 +34,7 @@ func (s *Security) Purge(ctx context.Context) (int64, error) {
 			return total, err
 		}
 		_, err = st.Exclusive(ctx, purgeLock, func(tx *engine.Store) error {
-			for _, name := range []string{issuedTokenName, revokedTokenName} {
-				r, err := resource(tx, name)
-				if err != nil {
-					return err
-				}
+			for _, r := range []*engine.Resource{s.rec.issuedToken, s.rec.revokedToken} {
 				f, ok := r.Filter("ExpiresBefore")
 				if !ok {
 					return fmt.Errorf("security: %s has no ExpiresBefore filter", r.Name)

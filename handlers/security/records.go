@@ -8,43 +8,31 @@ import (
 	"credo/engine"
 )
 
-// The descriptors this package reads and writes, by record name.
-const (
-	clientSecretName = "ClientSecret"
-	issuedTokenName  = "IssuedToken"
-	revokedTokenName = "RevokedToken"
-	signingKeyName   = "SigningKey"
-	membershipName   = "Membership"
-	groupName        = "Group"
-	permissionName   = "Permission"
-	personName       = "Person"
-	userName         = "User"
-	organizationName = "Organization"
-)
-
-// recordNames are the descriptors the package relies on.
-var recordNames = []string{clientSecretName, issuedTokenName, revokedTokenName, signingKeyName, membershipName,
-	groupName, permissionName, personName, userName, organizationName}
-
-// needs resolves every descriptor the package relies on in reg: New calls it, so that a
-// registry without one fails start-up rather than a request.
-func needs(reg *engine.Registry) error {
-	for _, name := range recordNames {
-		if _, ok := reg.ByName(name); !ok {
-			return fmt.Errorf("security: no %s descriptor", name)
-		}
-	}
-	return nil
+// records are the descriptors the package reads and writes, resolved once by resolveRecords:
+// by New for the server, so that a registry without one fails start-up rather than a
+// request, and by the tools (CreateSecret, RevokeSecret, ListSecrets) when they start.
+type records struct {
+	clientSecret, issuedToken, revokedToken, signingKey, membership, group, permission, person, user, organization *engine.Resource
 }
 
-// resource returns a descriptor the package relies on; its absence is a build error of the
-// registry, reported rather than panicking in a request.
-func resource(st *engine.Store, name string) (*engine.Resource, error) {
-	r, ok := st.Registry().ByName(name)
-	if !ok {
-		return nil, fmt.Errorf("security: no %s descriptor", name)
+// resolveRecords resolves the package's descriptors in reg.
+func resolveRecords(reg *engine.Registry) (*records, error) {
+	rs := &records{}
+	for _, n := range []struct {
+		dst  **engine.Resource
+		name string
+	}{
+		{&rs.clientSecret, "ClientSecret"}, {&rs.issuedToken, "IssuedToken"}, {&rs.revokedToken, "RevokedToken"},
+		{&rs.signingKey, "SigningKey"}, {&rs.membership, "Membership"}, {&rs.group, "Group"},
+		{&rs.permission, "Permission"}, {&rs.person, "Person"}, {&rs.user, "User"}, {&rs.organization, "Organization"},
+	} {
+		r, ok := reg.ByName(n.name)
+		if !ok {
+			return nil, fmt.Errorf("security: no %s descriptor", n.name)
+		}
+		*n.dst = r
 	}
-	return r, nil
+	return rs, nil
 }
 
 // members returns the named members of r, in order.

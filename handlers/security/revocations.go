@@ -20,11 +20,7 @@ func (x revocations) IsRevoked(ctx context.Context, partition, jti string) (bool
 	if err != nil {
 		return false, err
 	}
-	r, err := resource(st, revokedTokenName)
-	if err != nil {
-		return false, err
-	}
-	return st.Exists(ctx, r, []any{jti}, engine.AllOrganizations())
+	return st.Exists(ctx, x.s.rec.revokedToken, []any{jti}, engine.AllOrganizations())
 }
 
 // revoke records a token, cookie or client secret identifier as revoked until expires, and
@@ -37,15 +33,8 @@ func (x revocations) IsRevoked(ctx context.Context, partition, jti string) (bool
 // The cascade is the database's half of revocation; the other half is the lineage each
 // credential carries (auth.Principal.Lineage), which refuses a cookie made from a revoked
 // credential even when it was registered after the cascade ran.
-func revoke(ctx context.Context, st *engine.Store, id string, now, expires time.Time) ([]string, error) {
-	r, err := resource(st, revokedTokenName)
-	if err != nil {
-		return nil, err
-	}
-	issuedRes, err := resource(st, issuedTokenName)
-	if err != nil {
-		return nil, err
-	}
+func (rs *records) revoke(ctx context.Context, st *engine.Store, id string, now, expires time.Time) ([]string, error) {
+	r, issuedRes := rs.revokedToken, rs.issuedToken
 	type pending struct {
 		id      string
 		expires time.Time
@@ -94,11 +83,7 @@ type issued struct {
 }
 
 // register records an issued token or cookie, so that its owner can revoke it by identifier.
-func register(ctx context.Context, st *engine.Store, t issued) error {
-	r, err := resource(st, issuedTokenName)
-	if err != nil {
-		return err
-	}
+func (rs *records) register(ctx context.Context, st *engine.Store, t issued) error {
 	values := map[string]any{
 		"TokenIdentifier": t.ID, "TokenKind": t.Kind, "UserIdentifier": t.User,
 		"OrganizationIdentifier": t.Organization, "Issued": dateTime(t.Issued), "Expires": dateTime(t.Expires),
@@ -109,18 +94,15 @@ func register(ctx context.Context, st *engine.Store, t issued) error {
 	if t.Parent != "" {
 		values["ParentIdentifier"] = t.Parent
 	}
-	if _, err := insert(ctx, st, r, values); err != nil {
+	if _, err := insert(ctx, st, rs.issuedToken, values); err != nil {
 		return fmt.Errorf("security: register %s %s: %w", t.Kind, t.ID, err)
 	}
 	return nil
 }
 
 // lookupIssued returns a registered token or cookie, or nil when the identifier is unknown.
-func lookupIssued(ctx context.Context, st *engine.Store, id string) (*issued, error) {
-	r, err := resource(st, issuedTokenName)
-	if err != nil {
-		return nil, err
-	}
+func (rs *records) lookupIssued(ctx context.Context, st *engine.Store, id string) (*issued, error) {
+	r := rs.issuedToken
 	rec, err := st.Get(ctx, r, []any{id}, nil, engine.AllOrganizations())
 	if engine.IsNotFound(err) {
 		return nil, nil

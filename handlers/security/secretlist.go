@@ -27,18 +27,19 @@ type SecretInfo struct {
 // ListSecrets returns every client secret of the store's partition, oldest first, with its
 // user's Email (null when the user is gone) and its status at now.
 func ListSecrets(ctx context.Context, store *engine.Store, now time.Time) ([]SecretInfo, error) {
-	out, err := listSecrets(ctx, store, now)
+	rs, err := resolveRecords(store.Registry())
+	if err != nil {
+		return nil, err
+	}
+	out, err := rs.listSecrets(ctx, store, now)
 	if err != nil {
 		return nil, fmt.Errorf("security: list secrets in %s: %w", store.Partition, err)
 	}
 	return out, nil
 }
 
-func listSecrets(ctx context.Context, store *engine.Store, now time.Time) ([]SecretInfo, error) {
-	r, err := resource(store, clientSecretName)
-	if err != nil {
-		return nil, err
-	}
+func (rs *records) listSecrets(ctx context.Context, store *engine.Store, now time.Time) ([]SecretInfo, error) {
+	r := rs.clientSecret
 	recs, err := all(ctx, store, r, []string{"SecretIdentifier", "UserIdentifier", "OrganizationIdentifier", "Created", "Expires", "Revoked"})
 	if err != nil {
 		return nil, err
@@ -71,10 +72,7 @@ func listSecrets(ctx context.Context, store *engine.Store, now time.Time) ([]Sec
 		out = append(out, info)
 	}
 	if len(userIDs) > 0 {
-		users, err := resource(store, userName)
-		if err != nil {
-			return nil, err
-		}
+		users := rs.user
 		found, err := all(ctx, store, users, []string{"UserIdentifier", "Email"}, "UserIdentifier", userIDs)
 		if err != nil {
 			return nil, err

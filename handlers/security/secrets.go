@@ -78,29 +78,29 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 		}
 		opts.Organization = org
 	}
+	rs, err := resolveRecords(store.Registry())
+	if err != nil {
+		return SecretResult{}, err
+	}
 	now := time.Now()
 	var out SecretResult
-	err := store.Transaction(ctx, func(tx *engine.Store) error {
-		userID, err := ensureUser(ctx, tx, opts.Email)
+	err = store.Transaction(ctx, func(tx *engine.Store) error {
+		userID, err := rs.ensureUser(ctx, tx, opts.Email)
 		if err != nil {
 			return err
 		}
-		orgID, err := ensureOrganization(ctx, tx, opts.Organization, userID)
+		orgID, err := rs.ensureOrganization(ctx, tx, opts.Organization, userID)
 		if err != nil {
 			return err
 		}
-		if err := ensurePerson(ctx, tx, userID, orgID, opts.Email, opts.Operator); err != nil {
+		if err := rs.ensurePerson(ctx, tx, userID, orgID, opts.Email, opts.Operator); err != nil {
 			return err
 		}
 		secret, rec, err := auth.NewSecretRecord(tx.Partition, userID, orgID, now, time.Duration(opts.Days)*24*time.Hour)
 		if err != nil {
 			return err
 		}
-		r, err := resource(tx, clientSecretName)
-		if err != nil {
-			return err
-		}
-		_, err = insert(ctx, tx, r, map[string]any{
+		_, err = insert(ctx, tx, rs.clientSecret, map[string]any{
 			"SecretIdentifier": rec.Identifier, "SecretHash": rec.Hash, "UserIdentifier": userID,
 			"OrganizationIdentifier": orgID, "Created": dateTime(rec.Created), "Expires": dateTime(rec.Expires),
 		})
@@ -117,11 +117,8 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 }
 
 // ensureUser returns the user with an Email, creating it when missing.
-func ensureUser(ctx context.Context, tx *engine.Store, email string) (string, error) {
-	users, err := resource(tx, userName)
-	if err != nil {
-		return "", err
-	}
+func (rs *records) ensureUser(ctx context.Context, tx *engine.Store, email string) (string, error) {
+	users := rs.user
 	found, err := all(ctx, tx, users, []string{"UserIdentifier"}, "Email", email)
 	if err != nil {
 		return "", err
@@ -139,11 +136,8 @@ func ensureUser(ctx context.Context, tx *engine.Store, email string) (string, er
 
 // ensureOrganization returns the organization a secret acts in: id (created when missing), or
 // the organization of the user's first person, or the default organization.
-func ensureOrganization(ctx context.Context, tx *engine.Store, id, userID string) (string, error) {
-	orgs, err := resource(tx, organizationName)
-	if err != nil {
-		return "", err
-	}
+func (rs *records) ensureOrganization(ctx context.Context, tx *engine.Store, id, userID string) (string, error) {
+	orgs := rs.organization
 	if id != "" {
 		ok, err := tx.Exists(ctx, orgs, []any{id}, engine.AllOrganizations())
 		if err != nil || ok {
@@ -152,10 +146,7 @@ func ensureOrganization(ctx context.Context, tx *engine.Store, id, userID string
 		_, err = insert(ctx, tx, orgs, map[string]any{"OrganizationIdentifier": id, "OrganizationName": "Organization " + id[:8]})
 		return id, err
 	}
-	people, err := resource(tx, personName)
-	if err != nil {
-		return "", err
-	}
+	people := rs.person
 	persons, err := all(ctx, tx, people, []string{"OrganizationIdentifier"}, "UserIdentifier", userID)
 	if err != nil {
 		return "", err
@@ -178,11 +169,8 @@ func ensureOrganization(ctx context.Context, tx *engine.Store, id, userID string
 }
 
 // ensurePerson gives the user a person in the organization, an operator one when asked.
-func ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email string, operator bool) error {
-	people, err := resource(tx, personName)
-	if err != nil {
-		return err
-	}
+func (rs *records) ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email string, operator bool) error {
+	people := rs.person
 	found, err := all(ctx, tx, people, []string{"PersonIdentifier", "IsOperator"}, "UserIdentifier", userID, "OrganizationIdentifier", orgID)
 	if err != nil {
 		return err
@@ -210,10 +198,11 @@ func ensurePerson(ctx context.Context, tx *engine.Store, userID, orgID, email st
 // Other processes refuse them within auth.MaxRevocationTTL. Revoking a revoked secret changes
 // nothing; an unknown one is an engine.ErrNotFound.
 func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier string) error {
-	r, err := resource(store, clientSecretName)
+	rs, err := resolveRecords(store.Registry())
 	if err != nil {
 		return err
 	}
+	r := rs.clientSecret
 	member, value := "SecretHash", auth.HashSecret(secretOrIdentifier)
 	if id, err := engine.ParseUUID(secretOrIdentifier); err == nil {
 		member, value = "SecretIdentifier", id
@@ -241,20 +230,17 @@ func RevokeSecret(ctx context.Context, store *engine.Store, secretOrIdentifier s
 		// lineage, so one made while this transaction ran is refused as well. The row must
 		// outlive the last token the secret could have made.
 		last := when(r, found[0], "Expires").Add(auth.MaxLifetime * time.Second)
-		if _, err := revoke(ctx, tx, id, now, last); err != nil {
+		if _, err := rs.revoke(ctx, tx, id, now, last); err != nil {
 			return err
 		}
-		issued, err := resource(tx, issuedTokenName)
-		if err != nil {
-			return err
-		}
+		issued := rs.issuedToken
 		tokens, err := all(ctx, tx, issued, []string{"TokenIdentifier", "Expires"}, "SecretIdentifier", id)
 		if err != nil {
 			return err
 		}
 		for _, t := range tokens {
 			if exp := when(issued, t, "Expires"); exp.After(now) {
-				if _, err := revoke(ctx, tx, str(issued, t, "TokenIdentifier"), now, exp); err != nil {
+				if _, err := rs.revoke(ctx, tx, str(issued, t, "TokenIdentifier"), now, exp); err != nil {
 					return err
 				}
 			}
@@ -277,10 +263,7 @@ func (x secrets) SecretByHash(ctx context.Context, partition, hash string) (*aut
 	if err != nil {
 		return nil, err
 	}
-	r, err := resource(st, clientSecretName)
-	if err != nil {
-		return nil, err
-	}
+	r := x.s.rec.clientSecret
 	found, err := all(ctx, st, r, []string{"SecretIdentifier", "SecretHash", "UserIdentifier", "OrganizationIdentifier", "Created", "Expires", "Revoked"}, "SecretHash", hash)
 	if err != nil || len(found) == 0 {
 		return nil, err

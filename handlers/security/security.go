@@ -51,6 +51,10 @@ type Security struct {
 	accounts    *accounts
 	authorizer  *auth.Authorizer
 	limits      *limit.Set
+	// rec are the descriptors the package uses, resolved once by New.
+	rec *records
+	// groupPaths maps each record group's path to its record name (security/settings/resources).
+	groupPaths map[string]string
 }
 
 // partitionAuth is what verifies and issues one partition's credentials.
@@ -96,15 +100,17 @@ func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error
 		if !ok {
 			return nil, fmt.Errorf("security: partition %s has no store", p)
 		}
-		if err := needs(st.Registry()); err != nil {
-			return nil, err
+		if s.rec == nil { // every partition's store serves the registry db was opened with
+			if err := s.resolve(st.Registry()); err != nil {
+				return nil, err
+			}
 		}
 		key := cfg.SigningKey
 		if key != nil {
 			key = DeriveKey(key, p)
 		} else {
 			var err error
-			if key, err = storedKey(ctx, st, cfg.Now()); err != nil {
+			if key, err = s.rec.storedKey(ctx, st, cfg.Now()); err != nil {
 				return nil, err
 			}
 		}
@@ -121,6 +127,21 @@ func New(ctx context.Context, db *engine.Database, cfg Config) (*Security, error
 		}, continuation: DeriveKey(key, continuationContext)}
 	}
 	return s, nil
+}
+
+// resolve resolves, once, the descriptors the package uses and the record group paths.
+func (s *Security) resolve(reg *engine.Registry) error {
+	rec, err := resolveRecords(reg)
+	if err != nil {
+		return err
+	}
+	s.rec, s.groupPaths = rec, map[string]string{}
+	for _, r := range reg.Resources() {
+		if r.Path != "" {
+			s.groupPaths[r.Path] = r.Name
+		}
+	}
+	return nil
 }
 
 // DeriveKey returns a partition's signing key derived from a configured key:

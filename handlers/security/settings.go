@@ -105,7 +105,6 @@ type op struct {
 // names, version 1's included, resource groups (ObjectType Resource) first, then the others by
 // name, each with its ObjectIdentifier and operations.
 func (h *handler) settingsResources(w http.ResponseWriter, r *http.Request) error {
-	st := engine.StoreFrom(r.Context())
 	byName := map[string]*resourceDescription{}
 	var names []string
 	for _, ep := range h.endpoints() {
@@ -117,11 +116,8 @@ func (h *handler) settingsResources(w http.ResponseWriter, r *http.Request) erro
 			d = &resourceDescription{Name: ep.Object, ObjectType: "Command", Identifier: auth.ObjectID(ep.Object).String()}
 			if version1(ep) {
 				d.ObjectType = "Version1"
-			} else if st != nil {
-				if res, ok := st.Registry().ByName(ep.Object); ok && res.Path == ep.Object {
-					name := res.Name
-					d.Record, d.ObjectType = &name, "Resource"
-				}
+			} else if name, ok := h.s.groupPaths[ep.Object]; ok {
+				d.Record, d.ObjectType = &name, "Resource"
 			}
 			byName[ep.Object] = d
 			names = append(names, ep.Object)
@@ -151,10 +147,7 @@ func (h *handler) settingsRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	groups, err := resource(st, groupName)
-	if err != nil {
-		return err
-	}
+	groups := h.s.rec.group
 	recs, err := all(ctx, st, groups, []string{"GroupIdentifier", "GroupSlug"})
 	if err != nil {
 		return err
@@ -165,10 +158,7 @@ func (h *handler) settingsRoles(w http.ResponseWriter, r *http.Request) error {
 			slugs[str(groups, g, "GroupIdentifier")] = s
 		}
 	}
-	ms, err := resource(st, membershipName)
-	if err != nil {
-		return err
-	}
+	ms := h.s.rec.membership
 	q, err := eq(ms, []string{"GroupIdentifier"})
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	claims.Roles = acct.Roles
-	if claims.Email, err = userEmail(ctx, st, claims.Subject); err != nil {
+	if claims.Email, err = h.s.rec.userEmail(ctx, st, claims.Subject); err != nil {
 		if acting != "" && errors.Is(err, auth.ErrUnauthenticated) {
 			return badMember(member, "the user %s does not exist", acting)
 		}
@@ -129,7 +129,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = register(ctx, st, issued{ID: issuedClaims.ID, Kind: string(auth.CredentialBearer), User: claims.Subject,
+	err = h.s.rec.register(ctx, st, issued{ID: issuedClaims.ID, Kind: string(auth.CredentialBearer), User: claims.Subject,
 		Organization: claims.Organization, Secret: rec.Identifier, Issued: now, Expires: issuedClaims.Expires})
 	if err != nil {
 		return err
@@ -146,11 +146,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 // exist, or a user without a person in the organization, is a 400 naming the member.
 func (h *handler) actAs(ctx context.Context, st *engine.Store, rec *auth.SecretRecord, member, user, org string) (string, string, error) {
 	if org != "" {
-		orgs, err := resource(st, organizationName)
-		if err != nil {
-			return "", "", err
-		}
-		ok, err := st.Exists(ctx, orgs, []any{org}, engine.AllOrganizations())
+		ok, err := st.Exists(ctx, h.s.rec.organization, []any{org}, engine.AllOrganizations())
 		if err != nil {
 			return "", "", err
 		}
@@ -161,10 +157,7 @@ func (h *handler) actAs(ctx context.Context, st *engine.Store, rec *auth.SecretR
 	if user == "" {
 		return rec.UserIdentifier, org, nil
 	}
-	people, err := resource(st, personName)
-	if err != nil {
-		return "", "", err
-	}
+	people := h.s.rec.person
 	persons, err := all(ctx, st, people, []string{"OrganizationIdentifier"}, "UserIdentifier", user)
 	if err != nil {
 		return "", "", err
@@ -191,11 +184,8 @@ func (h *handler) actAs(ctx context.Context, st *engine.Store, rec *auth.SecretR
 }
 
 // userEmail returns a user's Email; a user that no longer exists cannot be issued a token.
-func userEmail(ctx context.Context, st *engine.Store, userID string) (string, error) {
-	users, err := resource(st, userName)
-	if err != nil {
-		return "", err
-	}
+func (rs *records) userEmail(ctx context.Context, st *engine.Store, userID string) (string, error) {
+	users := rs.user
 	email, err := members(users, "Email")
 	if err != nil {
 		return "", err
@@ -277,11 +267,11 @@ func (h *handler) introspect(w http.ResponseWriter, r *http.Request) error {
 			Lifetime: auth.LifetimeText(int(c.Expires.Sub(issued) / time.Second)),
 		}
 	}
-	uName, err := lookupName(ctx, st, userName, p.UserIdentifier, "FullName")
+	uName, err := lookupName(ctx, st, h.s.rec.user, p.UserIdentifier, "FullName")
 	if err != nil {
 		return err
 	}
-	orgName, err := lookupName(ctx, st, organizationName, p.OrganizationIdentifier, "OrganizationName")
+	orgName, err := lookupName(ctx, st, h.s.rec.organization, p.OrganizationIdentifier, "OrganizationName")
 	if err != nil {
 		return err
 	}
@@ -293,11 +283,7 @@ func (h *handler) introspect(w http.ResponseWriter, r *http.Request) error {
 }
 
 // lookupName returns a name member of the record with id, nil when there is none.
-func lookupName(ctx context.Context, st *engine.Store, resName, id, member string) (*string, error) {
-	r, err := resource(st, resName)
-	if err != nil {
-		return nil, err
-	}
+func lookupName(ctx context.Context, st *engine.Store, r *engine.Resource, id, member string) (*string, error) {
 	f, err := members(r, member)
 	if err != nil {
 		return nil, err
@@ -376,7 +362,7 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := h.s.now()
-	t, err := lookupIssued(ctx, st, id)
+	t, err := h.s.rec.lookupIssued(ctx, st, id)
 	if err != nil {
 		return err
 	}
@@ -390,7 +376,7 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 	}
 	var revoked []string
 	err = st.Transaction(ctx, func(tx *engine.Store) error {
-		revoked, err = revoke(ctx, tx, id, now, expires)
+		revoked, err = h.s.rec.revoke(ctx, tx, id, now, expires)
 		return err
 	})
 	if err != nil {
