@@ -242,7 +242,7 @@ func attachHooks(p *parsed, r *Resource, g *Registry) error {
 		if !ok {
 			return p.errAt(name, "unknown beforeWrite hook %q (%s)", name, hookNames(false))
 		}
-		if err := h.needs(p, name, r, g); err != nil {
+		if _, err := h.needs(p, name, r, g); err != nil {
 			return err
 		}
 		r.beforeWrite = append(r.beforeWrite, h.BeforeWrite)
@@ -258,10 +258,11 @@ func attachHooks(p *parsed, r *Resource, g *Registry) error {
 		if !ok {
 			return p.errAt(name, "unknown afterDelete hook %q (%s)", name, hookNames(true))
 		}
-		if err := h.needs(p, name, r, g); err != nil {
+		uses, err := h.needs(p, name, r, g)
+		if err != nil {
 			return err
 		}
-		r.afterDelete = append(r.afterDelete, h.AfterDelete)
+		r.afterDelete = append(r.afterDelete, h.AfterDelete(uses))
 	}
 	return nil
 }

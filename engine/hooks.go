@@ -26,9 +26,12 @@ type Hook struct {
 	Members []string
 	// Uses are the other descriptors the hook reads or writes, each with the members it needs.
 	Uses map[string][]string
-	// BeforeWrite or AfterDelete (exactly one) is the hook and says when it runs.
+	// BeforeWrite or AfterDelete (exactly one) is the hook and says when it runs. AfterDelete
+	// makes the hook: Load calls it once for each descriptor naming the hook, with the
+	// descriptors Uses names (by name, all present), and the hook it returns keeps those it
+	// needs, so that no delete looks a descriptor up.
 	BeforeWrite BeforeWriteHook
-	AfterDelete AfterDeleteHook
+	AfterDelete func(uses map[string]*Resource) AfterDeleteHook
 }
 
 var registered = struct {
@@ -79,11 +82,11 @@ func hookNames(afterDelete bool) string {
 }
 
 // needs checks that r and the registry meet what h declares, naming the descriptor line of
-// the hook (value) when not.
-func (h Hook) needs(p *parsed, value string, r *Resource, g *Registry) error {
+// the hook (value) when not, and returns the descriptors h uses by name.
+func (h Hook) needs(p *parsed, value string, r *Resource, g *Registry) (map[string]*Resource, error) {
 	for _, m := range h.Members {
 		if _, ok := r.byName[m]; !ok {
-			return p.errAt(value, "hook %s needs the member %s, which %s lacks", h.Name, m, r.Name)
+			return nil, p.errAt(value, "hook %s needs the member %s, which %s lacks", h.Name, m, r.Name)
 		}
 	}
 	names := make([]string, 0, len(h.Uses))
@@ -91,18 +94,20 @@ func (h Hook) needs(p *parsed, value string, r *Resource, g *Registry) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	uses := make(map[string]*Resource, len(names))
 	for _, name := range names {
 		other, ok := g.byName[name]
 		if !ok {
-			return p.errAt(value, "hook %s needs the descriptor %s, which is not loaded", h.Name, name)
+			return nil, p.errAt(value, "hook %s needs the descriptor %s, which is not loaded", h.Name, name)
 		}
 		for _, m := range h.Uses[name] {
 			if _, ok := other.byName[m]; !ok {
-				return p.errAt(value, "hook %s needs the member %s of %s, which it lacks", h.Name, m, name)
+				return nil, p.errAt(value, "hook %s needs the member %s of %s, which it lacks", h.Name, m, name)
 			}
 		}
+		uses[name] = other
 	}
-	return nil
+	return uses, nil
 }
 
 // Set gives member of the record of r the value v; a member r lacks is ignored (a hook's

@@ -21,7 +21,9 @@ func TestRegisterHookRefusesMistakes(t *testing.T) {
 		"registered twice": {Name: "permission-mask", BeforeWrite: before},
 		"no phase":         {Name: "test-no-phase"},
 		"both phases": {Name: "test-both", BeforeWrite: before,
-			AfterDelete: func(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error { return nil }},
+			AfterDelete: func(map[string]*engine.Resource) engine.AfterDeleteHook {
+				return func(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error { return nil }
+			}},
 		"malformed name": {Name: "Test_Hook", BeforeWrite: before},
 	} {
 		func() {

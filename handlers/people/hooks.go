@@ -30,19 +30,22 @@ func groupSlug(r *engine.Resource, rec engine.Record) error {
 	return nil
 }
 
-// membershipDeletion records a MembershipDeletion for a deleted Membership, in the delete's
-// transaction.
-func membershipDeletion(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error {
-	del := tx.Registry().MustByName("MembershipDeletion") // its presence is checked at load
-	d, err := del.DraftOf(map[string]any{"DeletionIdentifier": engine.NewID(), "DeletionWhen": engine.Now()})
-	if err != nil {
-		return fmt.Errorf("people: membership-deletion hook: %w", err)
-	}
-	for _, name := range deletionCopies {
-		if err := d.Set(name, rec.Get(r, name)); err != nil {
+// membershipDeletion makes the hook that records a MembershipDeletion for a deleted
+// Membership, in the delete's transaction; the MembershipDeletion descriptor is resolved (and
+// checked) when the descriptor naming the hook loads.
+func membershipDeletion(uses map[string]*engine.Resource) engine.AfterDeleteHook {
+	del := uses["MembershipDeletion"]
+	return func(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error {
+		d, err := del.DraftOf(map[string]any{"DeletionIdentifier": engine.NewID(), "DeletionWhen": engine.Now()})
+		if err != nil {
 			return fmt.Errorf("people: membership-deletion hook: %w", err)
 		}
+		for _, name := range deletionCopies {
+			if err := d.Set(name, rec.Get(r, name)); err != nil {
+				return fmt.Errorf("people: membership-deletion hook: %w", err)
+			}
+		}
+		_, err = tx.Create(ctx, del, d, engine.AllOrganizations())
+		return err
 	}
-	_, err = tx.Create(ctx, del, d, engine.AllOrganizations())
-	return err
 }
