@@ -51,7 +51,9 @@ func (g *Registry) ByName(name string) (*Resource, bool) {
 	return nil, false
 }
 
-// MustByName is ByName for names the program itself relies on; it panics when missing.
+// MustByName is ByName for the tools and tests whose descriptors are fixed (seed, the bench
+// harness); it panics when missing. A module resolves what it uses with ByName once at
+// start-up, and a missing descriptor is its error (route.Route.Needs).
 func (g *Registry) MustByName(name string) *Resource {
 	r, ok := g.ByName(name)
 	if !ok {
