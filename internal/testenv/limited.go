@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
@@ -30,10 +31,19 @@ func LimitedDatabase(t testing.TB, limit int) string {
 		t.Fatalf("create a database with a connection limit: %v", err)
 	}
 	t.Cleanup(func() {
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		defer admin.Close()
+		// FORCE terminates the test's leftover connections. It was refused once (SQLSTATE 42501,
+		// "must be a member of the role whose process is being terminated") by a backend of
+		// another role that was still attached; such a backend leaves within moments.
+		var err error
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if _, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
 			t.Errorf("drop %s: %v", name, err)
 		}
-		admin.Close()
 	})
 	u, err := url.Parse(raw)
 	if err != nil {
