@@ -69,7 +69,7 @@ func (s *Store) contentDDL(r *Resource) []ddlStatement {
 		quote(writtenColumn)+" "+integer+" NOT NULL",
 		"PRIMARY KEY ("+strings.Join(append(keys, quote(seqColumn)), ", ")+")")
 	table := s.qualify(r.Content)
-	index := "ix_" + r.Content + "_" + writtenColumn
+	index := identifier("ix_" + r.Content + "_" + writtenColumn)
 	stmts := []ddlStatement{
 		{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  "))},
 		{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(index), table, quote(writtenColumn)), index: index},

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,6 +53,58 @@ func TestMigrateTakesNoLockOnServedTables(t *testing.T) {
 	db, err = engine.Open(octx, url, []string{p}, reg)
 	if err != nil {
 		t.Fatalf("a migration beside an open write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
+	}
+	db.Close()
+}
+
+// TestMigrateFindsALongContentIndex: the index of a content table whose name makes the index's
+// longer than PostgreSQL's 63 bytes is named within them, so that the next start-up finds it
+// and does not lock the table again (PostgreSQL cut the name silently, and every migration
+// looked for the full one, missed it, and ran CREATE INDEX IF NOT EXISTS).
+func TestMigrateFindsALongContentIndex(t *testing.T) {
+	const content = "long_manual_chunks_named_to_pass_the_identifier_limit_x" // 56 bytes; its index's name 67
+	reg, err := engine.Load(fstest.MapFS{"long.yaml": {Data: []byte(`name: LongManual
+table: long_manuals
+key: [Code]
+content: ` + content + `
+fields:
+  - {name: Code, type: string}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	db, err := engine.Open(ctx, url, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, _ := conn.Query(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 AND indexname NOT LIKE '%pkey'`, p, content)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(names) != 1 || len(names[0]) > 63 {
+		t.Fatalf("the content table's indexes: %q, %v; want one named within 63 bytes", names, err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
+	// What an export's chunk inserts hold; CREATE INDEX's SHARE lock waits for it.
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+pgx.Identifier{p, content}.Sanitize()+` IN ROW EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	db, err = engine.Open(octx, url, []string{p}, reg)
+	if err != nil {
+		t.Fatalf("a second start-up beside a write on the content table: %v", err)
 	}
 	db.Close()
 }

@@ -36,7 +36,13 @@ func indexName(prefix string, r *Resource, fields []*Field) string {
 	for i, f := range fields {
 		cols[i] = f.Column
 	}
-	name := prefix + "_" + r.Table + "_" + strings.Join(cols, "_")
+	return identifier(prefix + "_" + r.Table + "_" + strings.Join(cols, "_"))
+}
+
+// identifier returns name as a PostgreSQL identifier of at most 63 bytes: a longer one is cut
+// to 50 and given a hash of the whole, where PostgreSQL would cut it silently (and a migration
+// looking for the full name would never find the index it made).
+func identifier(name string) string {
 	if len(name) > 63 {
 		name = fmt.Sprintf("%s_%x", name[:50], fnv32(name))
 	}
