@@ -21,40 +21,10 @@ import (
 func TestMigrateTakesNoLockOnServedTables(t *testing.T) {
 	reg := fixtureRegistry(t)
 	url, p := testenv.Postgres(t), testenv.Partition(t)
-	ctx := context.Background()
-	db, err := engine.Open(ctx, url, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-
-	// A serving process's write transaction, left open on the widgets table.
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
-	if _, err := tx.Exec(ctx, `INSERT INTO `+pgx.Identifier{p, "widgets"}.Sanitize()+
+	migrateBesideAWrite(t, url, p, reg, `INSERT INTO `+pgx.Identifier{p, "widgets"}.Sanitize()+
 		` (widget_identifier, organization_identifier, widget_code, widget_enabled, widget_made)
 		VALUES ('0190a6f0-0000-7000-8000-0000000000c1', '0190a6f0-0000-7000-8000-00000000000a', 'LOCK', false,
-		'2024-03-10T20:30:00.0000000Z+00:00')`); err != nil {
-		t.Fatal(err)
-	}
-
-	// Another process starts: its migration must not wait for that transaction.
-	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	db, err = engine.Open(octx, url, []string{p}, reg)
-	if err != nil {
-		t.Fatalf("a migration beside an open write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
-	}
-	db.Close()
+		'2024-03-10T20:30:00.0000000Z+00:00')`, nil)
 }
 
 // TestMigrateFindsALongContentIndex: the index of a content table whose name makes the index's
@@ -74,37 +44,51 @@ fields:
 		t.Fatal(err)
 	}
 	url, p := testenv.Postgres(t), testenv.Partition(t)
+	// What an export's chunk inserts hold; CREATE INDEX's SHARE lock waits for it.
+	migrateBesideAWrite(t, url, p, reg, `LOCK TABLE `+pgx.Identifier{p, content}.Sanitize()+` IN ROW EXCLUSIVE MODE`,
+		func(conn *pgx.Conn) {
+			rows, _ := conn.Query(context.Background(), `SELECT indexname FROM pg_indexes
+				WHERE schemaname = $1 AND tablename = $2 AND indexname NOT LIKE '%pkey'`, p, content)
+			names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil || len(names) != 1 || len(names[0]) > 63 {
+				t.Fatalf("the content table's indexes: %q, %v; want one named within 63 bytes", names, err)
+			}
+		})
+}
+
+// migrateBesideAWrite migrates partition p, runs check (when given) on a connection of its
+// own, leaves write (a serving process's statement) open in a transaction on it, and requires
+// a second start-up's migration to finish within 5 s beside it.
+func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, write string, check func(*pgx.Conn)) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := engine.Open(ctx, url, []string{p}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	rows, _ := conn.Query(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 AND indexname NOT LIKE '%pkey'`, p, content)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(names) != 1 || len(names[0]) > 63 {
-		t.Fatalf("the content table's indexes: %q, %v; want one named within 63 bytes", names, err)
+	if check != nil {
+		check(conn)
 	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
-	// What an export's chunk inserts hold; CREATE INDEX's SHARE lock waits for it.
-	if _, err := tx.Exec(ctx, `LOCK TABLE `+pgx.Identifier{p, content}.Sanitize()+` IN ROW EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, write); err != nil {
 		t.Fatal(err)
 	}
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	start := time.Now()
 	db, err = engine.Open(octx, url, []string{p}, reg)
 	if err != nil {
-		t.Fatalf("a second start-up beside a write on the content table: %v", err)
+		t.Fatalf("a migration beside an open write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
 	}
 	db.Close()
 }
