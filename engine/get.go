@@ -74,5 +74,16 @@ func scanOne(r *Resource, fields []*Field, rows rowSet) (Record, error) {
 		}
 		return nil, ErrNotFound
 	}
-	return newScanner(r, fields).scan(rows)
+	if len(fields) == 0 || len(fields) != len(r.Output) || &fields[0] != &r.Output[0] {
+		return newScanner(r, fields).scan(rows)
+	}
+	// A get of the whole record, the most frequent read, reuses a scanner: the record it
+	// returns holds copies of the scanned values, not the scanner's destinations.
+	sc, _ := r.outputScanners.Get().(*scanner)
+	if sc == nil {
+		sc = newScanner(r, fields)
+	}
+	rec, err := sc.scan(rows)
+	r.outputScanners.Put(sc)
+	return rec, err
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Type is the closed set of field types a descriptor may use.
 type Type string
@@ -156,6 +159,8 @@ type Resource struct {
 	afterDelete []AfterDeleteHook
 	// hashed are the stored members with a Hash.
 	hashed []*Field
+	// outputScanners keeps the scanners of single-record reads of Output (see scanOne).
+	outputScanners sync.Pool
 }
 
 // Offers reports whether the API offers op for this resource.
