@@ -131,6 +131,8 @@ func TestClientAddress(t *testing.T) {
 		{"all trusted", trusting, "10.1.2.3:4000", []string{"10.5.5.5"}, "10.5.5.5"},
 		{"IPv6 loopback proxy", trusting, "[::1]:8080", []string{"2001:db8::1"}, "2001:db8::1"},
 		{"IPv4-mapped peer", Clients{}, "[::ffff:203.0.113.9]:1", nil, "203.0.113.9"},
+		{"a peer not written canonically", Clients{}, "[2001:DB8:0:0::1]:1", nil, "2001:db8::1"},
+		{"a canonical IPv6 peer", Clients{}, "[2001:db8::7]:1", nil, "2001:db8::7"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = tc.remote

@@ -144,7 +144,7 @@ func (c Clients) Address(r *http.Request) string {
 	}
 	peer = peer.Unmap()
 	if !c.isTrusted(peer) {
-		return peer.String()
+		return canonical(peer, host)
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
@@ -159,6 +159,16 @@ func (c Clients) Address(r *http.Request) string {
 		peer = a
 	}
 	return peer.String()
+}
+
+// canonical returns a's text, which is host itself when host already is (the usual case: the
+// peer's address as the kernel wrote it), without formatting it again.
+func canonical(a netip.Addr, host string) string {
+	var buf [64]byte
+	if string(a.AppendTo(buf[:0])) == host {
+		return host
+	}
+	return a.String()
 }
 
 func (c Clients) isTrusted(a netip.Addr) bool {
