@@ -182,9 +182,11 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	for _, k := range h.res.Key {
 		loc += "/" + url.PathEscape(fmt.Sprint(rec[k.Index]))
 	}
+	// The body is the full record's encoding, so it gives the ETag too (encoded once).
+	out := engine.AppendJSON(make([]byte, 0, 512), rec, h.res.Output)
 	w.Header().Set("Location", loc)
-	w.Header().Set("ETag", h.res.ETag(rec))
-	return writeRecord(w, http.StatusCreated, rec, h.res.Output)
+	w.Header().Set("ETag", engine.ETagOfJSON(out))
+	return writeJSON(w, http.StatusCreated, out)
 }
 
 func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
@@ -331,10 +333,6 @@ type pagination struct {
 	Page, PageSize int
 	TotalCount     int64
 	Continuation   string `json:",omitempty"`
-}
-
-func writeRecord(w http.ResponseWriter, status int, rec engine.Record, fields []*engine.Field) error {
-	return writeJSON(w, status, engine.AppendJSON(make([]byte, 0, 512), rec, fields))
 }
 
 // writeJSON answers a JSON body (without its final line feed).
