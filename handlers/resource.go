@@ -337,9 +337,10 @@ type pagination struct {
 
 // writeJSON answers a JSON body (without its final line feed).
 func writeJSON(w http.ResponseWriter, status int, b []byte) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	b = append(b, '\n')
+	problem.JSONHeader(w.Header(), len(b))
 	w.WriteHeader(status)
-	_, err := w.Write(append(b, '\n'))
+	_, err := w.Write(b)
 	return err
 }
 
@@ -356,7 +357,7 @@ func writeRecords(w http.ResponseWriter, r *http.Request, recs []engine.Record, 
 		b = engine.AppendJSON(b, rec, fields)
 	}
 	b = append(b, ']', '\n')
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	problem.JSONHeader(w.Header(), len(b))
 	w.WriteHeader(http.StatusOK)
 	var out io.Writer = w
 	if len(b) > deadline.Chunk {

@@ -149,10 +149,14 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []byte(`{"Status":"OK","Database":"ok"}`))
 }
 
+// writeJSON declares the body's length, as credo does: net/http would otherwise send a body
+// larger than its 2 KiB buffer in chunks, in one more write to the connection.
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // appendComment renders a comment as credo's UserComment record.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"credo/auth"
 	"credo/engine"
@@ -161,8 +162,22 @@ func JSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return fmt.Errorf("problem: encode response: %w", err)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	b = append(b, '\n')
+	JSONHeader(w.Header(), len(b))
 	w.WriteHeader(status)
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(b)
 	return err
 }
+
+// JSONHeader declares a JSON body of n bytes that is whole in memory: its type and its length.
+// With the length, net/http sends a body larger than its 2 KiB buffer as it is instead of in
+// chunks (a page of 20 records went out in three writes to the connection, now two), and the
+// client knows the size of what it reads.
+func JSONHeader(h http.Header, n int) {
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(n)}
+}
+
+// jsonType is the Content-Type of JSON bodies, one slice for every answer: net/http and the
+// middleware only read it, where Header.Set would allocate it anew.
+var jsonType = []string{"application/json; charset=utf-8"}
