@@ -82,6 +82,52 @@ func TestStoreCreateGetRoundTrip(t *testing.T) {
 	})
 }
 
+// Texts and uuids read back as written through get and list, on both stores: an empty text is
+// not a null one, non-ASCII text keeps its bytes, and a joined member (PartName) and a null
+// uuid among set ones keep theirs (pgx hands the scanner these values as bytes).
+func TestStoreReadsTextAsWritten(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w, parts := reg.MustByName("Widget"), reg.MustByName("WidgetPart")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		part := mustCreate(t, s, parts, `{"PartName":"Bolt ☃ \"M6\""}`)
+		partID := part.Get(parts, "PartIdentifier").(string)
+		empty := mustCreate(t, s, w, widget("E1", fmt.Sprintf(`,"WidgetTitle":"","PartIdentifier":%q`, partID)))
+		null := mustCreate(t, s, w, widget("E2", `,"WidgetTitle":null,"WidgetEmail":"a@b.example"`))
+		want := map[string]string{}
+		for _, rec := range []engine.Record{empty, null} {
+			id := rec.Get(w, "WidgetIdentifier").(string)
+			got, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[id] = string(engine.AppendJSON(nil, got, w.Output))
+		}
+		for id, js := range want {
+			for member, v := range map[string]string{"WidgetTitle": `""`, "PartName": `"Bolt ☃ \"M6\""`, "PartIdentifier": fmt.Sprintf("%q", partID)} {
+				if id == empty.Get(w, "WidgetIdentifier") && !strings.Contains(js, fmt.Sprintf("%q:%s", member, v)) {
+					t.Errorf("get of the first widget: %s lacks %s:%s", js, member, v)
+				}
+			}
+			if id == null.Get(w, "WidgetIdentifier") && !strings.Contains(js, `"WidgetTitle":null,`) {
+				t.Errorf("get of the second widget: %s, want WidgetTitle null", js)
+			}
+		}
+		recs, _, err := s.List(ctx, w, query(t, w, request.KindList, "Take=10&Sort=WidgetCode"), engine.AllOrganizations())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 2 {
+			t.Fatalf("list: %d records, want 2", len(recs))
+		}
+		for _, rec := range recs {
+			if js := string(engine.AppendJSON(nil, rec, w.Output)); js != want[rec.Get(w, "WidgetIdentifier").(string)] {
+				t.Errorf("list:\n got %s\nget %s", js, want[rec.Get(w, "WidgetIdentifier").(string)])
+			}
+		}
+	})
+}
+
 func TestStoreValidation(t *testing.T) {
 	reg := fixtureRegistry(t)
 	w := reg.MustByName("Widget")
