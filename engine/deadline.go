@@ -64,6 +64,7 @@ type tracer struct {
 
 var (
 	_ pgx.QueryTracer       = (*tracer)(nil)
+	_ pgx.BatchTracer       = (*tracer)(nil)
 	_ pgx.ConnectTracer     = (*tracer)(nil)
 	_ pgxpool.AcquireTracer = (*tracer)(nil)
 )
@@ -112,6 +113,17 @@ func (t *tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQ
 			p.Reset()
 		}
 	}
+}
+
+// A batch (a page and its count, see sendPage) is bounded and ends like one statement.
+func (t *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return t.bound(ctx)
+}
+
+func (t *tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *tracer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchEndData) {
+	t.TraceQueryEnd(ctx, c, pgx.TraceQueryEndData{Err: data.Err})
 }
 
 func (t *tracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {

@@ -17,10 +17,16 @@ func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (_
 }
 
 func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) {
-	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
-	q.After, q.zone, q.peek = nil, zoneAll, false
+	q = countOf(q)
 	n, err := s.countRows(ctx, queryPlan(planCount, r, q), planValues(q))
 	return n, translate(r, err)
+}
+
+// countOf is the query that counts the matches of q, whatever its page.
+func countOf(q Query) Query {
+	q.Fields, q.Sort, q.Take, q.Page = nil, nil, 0, 0
+	q.After, q.zone, q.peek = nil, zoneAll, false
+	return q
 }
 
 // List returns one page of q within scope and the total number of matches (see ListPage).
@@ -41,7 +47,8 @@ type Page struct {
 
 // ListPage returns one page of q within scope — at q.After when set, else at q.Page — with
 // the total number of matches and the position of the next page. A first page shorter than
-// Take is the whole result, so the count statement is skipped.
+// Take is the whole result, so its count is not needed: it is not run, or, where the count
+// was sent with the page (sendPage), not read.
 //
 // The page reads one row beyond Take to learn whether a next page exists; its records may
 // hold values of order columns outside q.Fields (read for the position), which the caller
@@ -83,6 +90,24 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	split := q.After != nil && s.nullsFollow(terms[0], q.After[0])
 	if split {
 		q.zone = zoneValues
+	} else {
+		// On the pgx pool the page and its count go to the database together (see sendPage).
+		b, rows, err := s.sendPage(ctx, r, q)
+		if err != nil {
+			return Page{}, translate(r, err)
+		}
+		if b != nil {
+			if err := s.read(r, q, rows, nil, collect); err != nil {
+				b.end()
+				return Page{}, err
+			}
+			if q.After == nil && q.Page == 1 && len(p.Records) < take {
+				p.Total = int64(len(p.Records))
+				return p, translate(r, b.end())
+			}
+			p.Total, err = b.total()
+			return p, translate(r, err)
+		}
 	}
 	err = s.stream(ctx, r, q, collect)
 	if err == nil && split && p.Next == nil {
@@ -132,6 +157,12 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 	if err != nil {
 		return translate(r, prog.check(err))
 	}
+	return s.read(r, q, rows, prog, fn)
+}
+
+// read calls fn with each row of rows, q's page, and closes rows; prog is a stream's
+// progress deadline (nil for a page).
+func (s *Store) read(r *Resource, q Query, rows rowSet, prog *progress, fn func(Record, *scanner) error) error {
 	defer rows.Close()
 	sc := newScanner(r, q.Fields)
 	for {

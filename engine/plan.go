@@ -122,6 +122,57 @@ func (r pgxRowSet) Close() error {
 	return r.Rows.Err()
 }
 
+// pageBatch is a page's statement and its count's, sent to PostgreSQL together: one round
+// trip, one write and one read on each side, where the two statements took two (a list with
+// its total is the most frequent read after a get). total reads the count and ends the
+// batch; end ends it without.
+type pageBatch struct {
+	br     pgx.BatchResults
+	cancel context.CancelFunc
+}
+
+// sendPage sends the statements of q's page (Take > 0) and of its count in one batch on the
+// pgx pool, within one statement deadline, and returns the page's rows. It returns no batch
+// where they do not both have a plan or the store has no pgx pool: the caller runs them one
+// after the other.
+func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (*pageBatch, rowSet, error) {
+	if s.pool == nil || q.Take == 0 {
+		return nil, nil, nil
+	}
+	cq := countOf(q)
+	page, count := s.planned(queryPlan(planList, r, q)), s.planned(queryPlan(planCount, r, cq))
+	if page == nil || count == nil {
+		return nil, nil, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(page.sql, page.args(planValues(q))...)
+	b.Queue(count.sql, count.args(planValues(cq))...)
+	ctx, cancel := s.statement(s.detach(ctx))
+	pb := &pageBatch{br: s.pool.SendBatch(ctx, b), cancel: cancel}
+	rows, err := pb.br.Query()
+	if err != nil {
+		pb.end() // the batch's error is err
+		return nil, nil, err
+	}
+	return pb, pgxRowSet{Rows: rows, cancel: func() {}}, nil
+}
+
+func (b *pageBatch) total() (int64, error) {
+	var n int64
+	err := b.br.QueryRow().Scan(&n)
+	if cerr := b.end(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// end reads what is left of the batch, releases its connection and its deadline.
+func (b *pageBatch) end() error {
+	err := b.br.Close()
+	b.cancel()
+	return err
+}
+
 // querier runs a plan's SQL text. On PostgreSQL, outside transactions, that is the pgx pool
 // directly (database/sql's own pool and the stdlib adapter were a tenth of a get's CPU; the
 // pool caches the prepared statement by its text per connection); otherwise database/sql,
