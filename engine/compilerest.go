@@ -108,9 +108,11 @@ func compileComputed(p *parsed, r *Resource, g *Registry) error {
 		r.Members = append(r.Members, f)
 		r.byName[f.Name] = f
 	}
+	r.storedOutput = true
 	for _, f := range r.Members {
 		if f.Output {
 			r.Output = append(r.Output, f)
+			r.storedOutput = r.storedOutput && f.Stored()
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 	if err := s.insertRow(ctx, r, rec); err != nil {
 		return nil, translate(r, err)
 	}
-	if len(r.Output) == len(r.Fields) {
+	if r.storedOutput {
 		return rec, nil
 	}
 	return s.get(ctx, r, keyOf(r, rec), nil, "")

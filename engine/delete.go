@@ -29,7 +29,7 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 		if err != nil {
 			return err
 		}
-		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
+		if err := tx.precondition(ctx, r, key, org, cond, rec); err != nil {
 			return err
 		}
 		if check != nil {

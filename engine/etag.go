@@ -48,8 +48,10 @@ func conditionOf(ctx context.Context, r *Resource) *Condition {
 }
 
 // precondition checks c against the current record with key; s is bound to the write's
-// transaction and the row is already locked (getForUpdate).
-func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org string, c *Condition) error {
+// transaction and the row is already locked. locked is the record as getForUpdate read it (its
+// stored fields), nil when none was read: where it holds the full record (no computed output
+// member), the check needs no second read.
+func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org string, c *Condition, locked Record) error {
 	if c == nil || len(c.IfMatch) == 0 {
 		return nil
 	}
@@ -58,9 +60,12 @@ func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org st
 			return nil
 		}
 	}
-	cur, err := s.get(ctx, r, key, r.Output, org)
-	if err != nil {
-		return err
+	cur := locked
+	if cur == nil || !r.storedOutput {
+		var err error
+		if cur, err = s.get(ctx, r, key, r.Output, org); err != nil {
+			return err
+		}
 	}
 	tag := r.ETag(cur)
 	for _, t := range c.IfMatch {
@@ -71,14 +76,19 @@ func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org st
 	return ErrPrecondition
 }
 
-// tag records in c the ETag of the record with key as the write left it.
-func (s *Store) tag(ctx context.Context, r *Resource, key []any, org string, c *Condition) error {
+// tag records in c the ETag of the record with key as the write left it: written, the record
+// the write stored, which is the full record unless r has computed output members, read back
+// then.
+func (s *Store) tag(ctx context.Context, r *Resource, key []any, org string, c *Condition, written Record) error {
 	if c == nil {
 		return nil
 	}
-	cur, err := s.get(ctx, r, key, r.Output, org)
-	if err != nil {
-		return err
+	cur := written
+	if !r.storedOutput {
+		var err error
+		if cur, err = s.get(ctx, r, key, r.Output, org); err != nil {
+			return err
+		}
 	}
 	c.ETag = r.ETag(cur)
 	return nil

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"credo/engine"
 	"credo/internal/testenv"
+	"credo/resources"
 )
 
 func conditional(w *engine.Resource, tags ...string) (context.Context, *engine.Condition) {
@@ -173,4 +176,78 @@ func toInt(v any) int64 {
 		return int64(n)
 	}
 	panic(fmt.Sprintf("not an int: %T", v))
+}
+
+// gadgets is a fixture resource whose one write-only member makes it have as many output
+// members as stored fields, one of them computed.
+var gadgets = fstest.MapFS{"gadgets.yaml": {Data: []byte(`name: Gadget
+table: gadgets
+key: [GadgetIdentifier]
+fields:
+  - {name: GadgetIdentifier, type: uuid}
+  - {name: PartIdentifier, type: uuid, nullable: true}
+  - {name: GadgetSecret, type: string, nullable: true, writeOnly: true}
+computed:
+  - {name: PartName, type: string, output: true, lookup: {from: WidgetPart, local: PartIdentifier, remote: PartIdentifier, field: PartName}}
+`)}}
+
+// TestWritesAnswerWhatAGetReads: the record a create returns and the ETag a conditional PUT or
+// PATCH reports are those a get then reads, for a resource whose output members are all
+// stored (WidgetPart: written from memory, the If-Match checked on the locked row) and for
+// one with a computed output member (Gadget: read back). Gadget has as many output members
+// as stored fields: a create once took that for "all stored" and answered no PartName.
+func TestWritesAnswerWhatAGetReads(t *testing.T) {
+	reg, err := engine.Load(resources.FS, os.DirFS("../testdata/descriptors/fixture"), gadgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, gadget := reg.MustByName("WidgetPart"), reg.MustByName("Gadget")
+	all := engine.AllOrganizations()
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		part := mustCreate(t, s, parts, `{"PartName":"Gear"}`)
+		pid := part.Get(parts, "PartIdentifier").(string)
+		g := mustCreate(t, s, gadget, fmt.Sprintf(`{"PartIdentifier":%q,"GadgetSecret":"s3cret"}`, pid))
+		if got := g.Get(gadget, "PartName"); got != "Gear" {
+			t.Errorf("create answered PartName %v, want Gear", got)
+		}
+		for _, c := range []struct {
+			r          *engine.Resource
+			key        []any
+			put, patch string
+		}{
+			{parts, []any{pid}, `{"PartName":"Cog"}`, `{"PartName":"Sprocket"}`},
+			{gadget, []any{g.Get(gadget, "GadgetIdentifier")}, fmt.Sprintf(`{"PartIdentifier":%q}`, pid), `{"GadgetSecret":"other"}`},
+		} {
+			tag := func() string {
+				t.Helper()
+				got, err := s.Get(context.Background(), c.r, c.key, nil, all)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c.r.ETag(got)
+			}
+			before := tag()
+			for _, w := range []struct {
+				name string
+				do   func(context.Context) error
+			}{
+				{"PUT", func(ctx context.Context) error { return testenv.UpdateJSON(ctx, s, c.r, c.key, []byte(c.put), all) }},
+				{"PATCH", func(ctx context.Context) error { return testenv.PatchJSON(ctx, s, c.r, c.key, []byte(c.patch), all) }},
+			} {
+				ctx, _ := conditional(c.r, `"stale"`)
+				if err := w.do(ctx); !errors.Is(err, engine.ErrPrecondition) {
+					t.Errorf("%s %s with a stale If-Match: %v, want ErrPrecondition", c.r.Name, w.name, err)
+				}
+				ctx, cond := conditional(c.r, before)
+				if err := w.do(ctx); err != nil {
+					t.Fatalf("%s %s with the current ETag: %v", c.r.Name, w.name, err)
+				}
+				if after := tag(); cond.ETag != after {
+					t.Errorf("%s %s reported ETag %s, a get reads %s", c.r.Name, w.name, cond.ETag, after)
+				} else {
+					before = after
+				}
+			}
+		}
+	})
 }

@@ -159,6 +159,9 @@ type Resource struct {
 	afterDelete []AfterDeleteHook
 	// hashed are the stored members with a Hash.
 	hashed []*Field
+	// storedOutput is true when every member of Output is stored: a record just written, or
+	// read with its Fields, holds the full record (no computed member to read back).
+	storedOutput bool
 	// outputScanners keeps the scanners of single-record reads of Output (see scanOne).
 	outputScanners sync.Pool
 }

@@ -37,7 +37,7 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 		if err != nil {
 			return err
 		}
-		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
+		if err := tx.precondition(ctx, r, key, org, cond, old); err != nil {
 			return err
 		}
 		if check != nil {
@@ -48,7 +48,7 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 		if err := tx.write(ctx, r, key, rec, present, org); err != nil {
 			return err
 		}
-		return tx.tag(ctx, r, key, org, cond)
+		return tx.tag(ctx, r, key, org, cond, rec)
 	})
 }
 
@@ -73,7 +73,7 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 	// A stale If-Match is a 412 before the content is looked at (RFC 9110 §13.2.2). Nothing is
 	// written either way, so the record is read without a lock.
 	if c := conditionOf(ctx, r); c != nil {
-		if xerr := s.precondition(ctx, r, key, org, c); xerr != nil {
+		if xerr := s.precondition(ctx, r, key, org, c, nil); xerr != nil {
 			return xerr
 		}
 	}
@@ -106,7 +106,7 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 			return err
 		}
 		cond := conditionOf(ctx, r)
-		if err := tx.precondition(ctx, r, key, org, cond); err != nil {
+		if err := tx.precondition(ctx, r, key, org, cond, rec); err != nil {
 			return err
 		}
 		check := writeCheck(ctx, r)
@@ -136,7 +136,7 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 		if err := tx.write(ctx, r, key, rec, all, org); err != nil {
 			return err
 		}
-		return tx.tag(ctx, r, key, org, cond)
+		return tx.tag(ctx, r, key, org, cond, rec)
 	})
 }
 
