@@ -39,6 +39,13 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 		return nil, translate(r, err)
 	}
 	if r.storedOutput {
+		// The record as written is the full record, once its write-only members are gone:
+		// no record the engine returns carries them (decisions §7).
+		for _, f := range r.Fields {
+			if f.WriteOnly {
+				rec[f.Index] = nil
+			}
+		}
 		return rec, nil
 	}
 	return s.get(ctx, r, keyOf(r, rec), nil, "")

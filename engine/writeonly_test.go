@@ -61,6 +61,10 @@ func TestWriteOnlyMembers(t *testing.T) {
 			if strings.Contains(out, `"`+name+`"`) {
 				t.Errorf("a returned record carries %s: %s", name, out)
 			}
+			// Not even where no encoding of the output would show it.
+			if v := rec.Get(users, name); v != nil {
+				t.Errorf("the record create returned holds %s = %v", name, v)
+			}
 		}
 		for _, secret := range []string{"initial-pw", "123456", "$2a$10$"} {
 			if strings.Contains(out, secret) {
