@@ -132,21 +132,26 @@ type pageBatch struct {
 }
 
 // sendPage sends the statements of q's page (Take > 0) and of its count in one batch on the
-// pgx pool, within one statement deadline, and returns the page's rows. It returns no batch
-// where they do not both have a plan or the store has no pgx pool: the caller runs them one
-// after the other.
+// pgx pool, within one statement deadline, and returns the page's rows. A shape without a
+// plan (see planned) is built with its values by a dry run. It returns no batch where the
+// store has no pgx pool or a statement cannot be built: the caller runs them one after the
+// other.
 func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (*pageBatch, rowSet, error) {
 	if s.pool == nil || q.Take == 0 {
 		return nil, nil, nil
 	}
 	cq := countOf(q)
-	page, count := s.planned(queryPlan(planList, r, q)), s.planned(queryPlan(planCount, r, cq))
-	if page == nil || count == nil {
+	pageSQL, pageArgs, ok := s.statementOf(queryPlan(planList, r, q), planValues(q))
+	if !ok {
+		return nil, nil, nil
+	}
+	countSQL, countArgs, ok := s.statementOf(queryPlan(planCount, r, cq), planValues(cq))
+	if !ok {
 		return nil, nil, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(page.sql, page.args(planValues(q))...)
-	b.Queue(count.sql, count.args(planValues(cq))...)
+	b.Queue(pageSQL, pageArgs...)
+	b.Queue(countSQL, countArgs...)
 	ctx, cancel := s.statement(s.detach(ctx))
 	pb := &pageBatch{br: s.pool.SendBatch(ctx, b), cancel: cancel}
 	rows, err := pb.br.Query()
@@ -155,6 +160,20 @@ func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (*pageBatch,
 		return nil, nil, err
 	}
 	return pb, pgxRowSet{Rows: rows, cancel: func() {}}, nil
+}
+
+// statementOf returns the SQL text and arguments of k with vals: its plan's, or a dry run's
+// for a shape that has none. ok is false when the dry run fails (the caller's own run of the
+// statement reports why).
+func (s *Store) statementOf(k planKey, vals []any) (sql string, args []any, ok bool) {
+	if p := s.planned(k); p != nil {
+		return p.sql, p.args(vals), true
+	}
+	stmt := s.dryRun(k, vals)
+	if stmt.Error != nil {
+		return "", nil, false
+	}
+	return stmt.SQL.String(), stmt.Vars, true
 }
 
 func (b *pageBatch) total() (int64, error) {
