@@ -88,39 +88,36 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	// A position before the NULLs of the first order column reads the values after it by an
 	// index range, then, when the page is not full, the NULLs (see seek).
 	split := q.After != nil && s.nullsFollow(terms[0], q.After[0])
+	// On the pgx pool the page and its count go to the database together (see sendPage);
+	// elsewhere the count runs after the page.
+	var b *pageBatch
+	var rows rowSet
 	if split {
 		q.zone = zoneValues
-	} else {
-		// On the pgx pool the page and its count go to the database together (see sendPage).
-		b, rows, err := s.sendPage(ctx, r, q)
-		if err != nil {
-			return Page{}, translate(r, err)
-		}
-		if b != nil {
-			if err := s.read(r, q, rows, nil, collect); err != nil {
-				b.end()
-				return Page{}, err
-			}
-			if q.After == nil && q.Page == 1 && len(p.Records) < take {
-				p.Total = int64(len(p.Records))
-				return p, translate(r, b.end())
-			}
-			p.Total, err = b.total()
-			return p, translate(r, err)
-		}
+	} else if b, rows, err = s.sendPage(ctx, r, q); err != nil {
+		return Page{}, translate(r, err)
 	}
-	err = s.stream(ctx, r, q, collect)
-	if err == nil && split && p.Next == nil {
-		nulls := q
-		nulls.After, nulls.zone, nulls.Page, nulls.Take = nil, zoneNulls, 1, take-len(p.Records)
-		err = s.stream(ctx, r, nulls, collect)
+	if b != nil {
+		err = s.read(r, q, rows, nil, collect)
+	} else {
+		err = s.stream(ctx, r, q, collect)
+		if err == nil && split && p.Next == nil {
+			nulls := q
+			nulls.After, nulls.zone, nulls.Page, nulls.Take = nil, zoneNulls, 1, take-len(p.Records)
+			err = s.stream(ctx, r, nulls, collect)
+		}
 	}
 	if err != nil {
+		b.end()
 		return Page{}, err
 	}
 	if q.After == nil && q.Page == 1 && len(p.Records) < take {
 		p.Total = int64(len(p.Records))
-		return p, nil
+		return p, translate(r, b.end())
+	}
+	if b != nil {
+		p.Total, err = b.total()
+		return p, translate(r, err)
 	}
 	p.Total, err = s.count(ctx, r, q)
 	return p, err

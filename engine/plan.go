@@ -185,8 +185,12 @@ func (b *pageBatch) total() (int64, error) {
 	return n, err
 }
 
-// end reads what is left of the batch, releases its connection and its deadline.
+// end reads what is left of the batch, releases its connection and its deadline; a nil
+// batch (none was sent) ends at once.
 func (b *pageBatch) end() error {
+	if b == nil {
+		return nil
+	}
 	err := b.br.Close()
 	b.cancel()
 	return err
