@@ -122,7 +122,7 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 	if projected {
 		body = engine.AppendJSON(body[:0], rec, fields)
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return problem.Body(w, http.StatusOK, body)
 }
 
 // checkNotModified sets the ETag of a record and, when the request's If-None-Match names it (or
@@ -186,7 +186,7 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	out := engine.AppendJSON(make([]byte, 0, 512), rec, h.res.Output)
 	w.Header().Set("Location", loc)
 	w.Header().Set("ETag", engine.ETagOfJSON(out))
-	return writeJSON(w, http.StatusCreated, out)
+	return problem.Body(w, http.StatusCreated, out)
 }
 
 func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
@@ -333,15 +333,6 @@ type pagination struct {
 	Page, PageSize int
 	TotalCount     int64
 	Continuation   string `json:",omitempty"`
-}
-
-// writeJSON answers a JSON body (without its final line feed).
-func writeJSON(w http.ResponseWriter, status int, b []byte) error {
-	b = append(b, '\n')
-	problem.JSONHeader(w.Header(), len(b))
-	w.WriteHeader(status)
-	_, err := w.Write(b)
-	return err
 }
 
 // writeRecords writes a page of records as a JSON array. A page larger than deadline.Chunk

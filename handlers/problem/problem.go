@@ -162,10 +162,16 @@ func JSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return fmt.Errorf("problem: encode response: %w", err)
 	}
+	return Body(w, status, b)
+}
+
+// Body writes b, one JSON value whole in memory, as the body of an answer with a status: with
+// a final line feed, its type and its length (JSONHeader).
+func Body(w http.ResponseWriter, status int, b []byte) error {
 	b = append(b, '\n')
 	JSONHeader(w.Header(), len(b))
 	w.WriteHeader(status)
-	_, err = w.Write(b)
+	_, err := w.Write(b)
 	return err
 }
 
