@@ -8,13 +8,15 @@ import (
 	"os"
 	"sort"
 
+	"credo/engine"
 	"credo/handlers/compliance"
 	"credo/internal/seed"
 )
 
 const seedDoc = `Fill an empty partition with realistic demo data: organizations, people and users,
 groups and memberships, events, gradebooks, achievements and compliance statuses. Progress is
-shown on a terminal; the counts of what was created are printed at the end.`
+shown on a terminal; the counts of what was created are printed at the end. The run is one
+transaction: when it fails, nothing is written and it can be run again.`
 
 // seedCmd fills an empty partition with demo data.
 func seedCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -50,12 +52,21 @@ func seedCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if f, ok := stderr.(*os.File); ok {
 		progress = f // seed.Run rewrites its line on a terminal, and writes lines elsewhere
 	}
-	sum, err := seed.Run(ctx, store, seed.Options{People: *rows, Seed: *rngSeed, Progress: progress})
+	// One transaction: a run that fails part way leaves the partition as empty as it found it,
+	// so that it can simply be run again (seed.Run refuses a partition that holds people).
+	var sum seed.Summary
+	err = store.Transaction(ctx, func(tx *engine.Store) error {
+		var err error
+		if sum, err = seed.Run(ctx, tx, seed.Options{People: *rows, Seed: *rngSeed, Progress: progress}); err != nil {
+			return err
+		}
+		if err := compliance.Seed(ctx, tx, rand.New(rand.NewPCG(*rngSeed, 9))); err != nil {
+			return fmt.Errorf("seed compliance: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return err
-	}
-	if err := compliance.Seed(ctx, store, rand.New(rand.NewPCG(*rngSeed, 9))); err != nil {
-		return fmt.Errorf("seed compliance: %w", err)
+		return fmt.Errorf("%w; nothing was written", err)
 	}
 	names := make([]string, 0, len(sum))
 	for n := range sum {
