@@ -111,11 +111,36 @@ func (h Hook) needs(p *parsed, value string, r *Resource, g *Registry) (map[stri
 }
 
 // Set gives member of the record of r the value v; a member r lacks is ignored (a hook's
-// members are checked when its descriptor loads).
+// members are checked when its descriptor loads). v must be nil or of the Go type that Record
+// holds for the member's type: anything else (an int for an int member, say) would be stored,
+// then answered as null and tagged unlike a get's reading, so it is a programming error that
+// panics here, naming the member.
 func (rec Record) Set(r *Resource, member string, v any) {
-	if f, ok := r.byName[member]; ok {
-		rec[f.Index] = v
+	f, ok := r.byName[member]
+	if !ok {
+		return
 	}
+	if !f.holds(v) {
+		panic(fmt.Sprintf("engine: %s.%s (%s) set to a %T", r.Name, member, f.Type, v))
+	}
+	rec[f.Index] = v
+}
+
+// holds reports whether v is a value a Record keeps for f: nil, or f's type's Go type.
+func (f *Field) holds(v any) bool {
+	switch v.(type) {
+	case nil:
+		return true
+	case string:
+		return f.Type == TypeUUID || f.Type == TypeString
+	case bool:
+		return f.Type == TypeBool
+	case int64:
+		return f.Type == TypeInt
+	case DateTime:
+		return f.Type == TypeDateTime
+	}
+	return false
 }
 
 // Slugify lower-cases letters and digits and joins the words between them with hyphens.

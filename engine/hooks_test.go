@@ -2,11 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"credo/engine"
 	_ "credo/handlers/people"   // group-slug, membership-deletion
 	_ "credo/handlers/security" // permission-mask
+	"credo/resources"
 )
 
 // The hooks the descriptors name are registered by the packages that own them (imported
@@ -34,5 +38,49 @@ func TestRegisterHookRefusesMistakes(t *testing.T) {
 			}()
 			engine.RegisterHook(h)
 		}()
+	}
+}
+
+// TestRecordSetRefusesAWrongGoType: a hook that sets a member to a Go type the record does not
+// hold for it (an int for an int member, a time.Time for a datetime, a string for a bool)
+// panics naming the member, where the value was once stored, answered as null and tagged
+// unlike a get's reading of it; nil and the right types are kept.
+func TestRecordSetRefusesAWrongGoType(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm, book := reg.MustByName("Permission"), reg.MustByName("Gradebook")
+	for _, c := range []struct {
+		r      *engine.Resource
+		member string
+		v      any
+		ok     bool
+	}{
+		{perm, "PermissionMask", int64(3), true},
+		{perm, "PermissionMask", nil, true},
+		{perm, "PermissionMask", 3, false},
+		{perm, "PermissionMask", "3", false},
+		{book, "LastChangeTime", engine.DateTime{Time: time.Now()}, true},
+		{book, "LastChangeTime", time.Now(), false},
+		{book, "GradebookTitle", "Year 9", true},
+		{book, "GradebookTitle", []byte("Year 9"), false},
+		{book, "IsLocked", true, true},
+		{book, "IsLocked", "true", false},
+	} {
+		rec := c.r.NewRecord()
+		panicked := func() (p any) {
+			defer func() { p = recover() }()
+			rec.Set(c.r, c.member, c.v)
+			return nil
+		}()
+		switch {
+		case c.ok && panicked != nil:
+			t.Errorf("%s.%s = %T: panicked %v", c.r.Name, c.member, c.v, panicked)
+		case c.ok && rec.Get(c.r, c.member) != c.v:
+			t.Errorf("%s.%s = %#v: kept %#v", c.r.Name, c.member, c.v, rec.Get(c.r, c.member))
+		case !c.ok && (panicked == nil || !strings.Contains(fmt.Sprint(panicked), c.member)):
+			t.Errorf("%s.%s = %T: panic %v, want one naming the member", c.r.Name, c.member, c.v, panicked)
+		}
 	}
 }
