@@ -55,9 +55,10 @@ func newBenchEnv(b *testing.B, be testenv.Backend) *benchEnv {
 	b.Cleanup(func() { db.Close() })
 	s, _ := db.Store(p)
 	c := testenv.SeedComments(b, s, benchRows, benchUsers)
-	// The access lines are formatted as in production and thrown away, so that the benchmark
-	// counts the observer's cost without writing to the terminal.
-	obs := observe.New(observe.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// The access lines are formatted as in production (cmd/credo's serve) and thrown away, so
+	// that the benchmark counts the observer's cost without writing to the terminal.
+	obs := observe.New(observe.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Access: &observe.AccessOutput{W: io.Discard}})
 	srv := &handlers.Server{Registry: reg, Database: db, Observer: obs, Auth: testauth.Operator(), Authz: testauth.AllowAll{}}
 	h, err := srv.Handler()
 	if err != nil {

@@ -71,7 +71,9 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(), observe.NewPoolCollector(db.Stats))
 	srv := &handlers.Server{Registry: reg, Database: db, CORSOrigins: ops.CORSOrigins,
-		Observer: observe.New(observe.Options{Logger: logger, Registerer: metrics, ClientAddress: cfg.Limits.Clients.Address})}
+		Observer: observe.New(observe.Options{Logger: logger, Registerer: metrics, ClientAddress: cfg.Limits.Clients.Address,
+			// The access lines skip slog's handler, in its format, into the same buffer.
+			Access: &observe.AccessOutput{W: out, JSON: ops.LogFormat == "json"}})}
 	if err := wire(ctx, cfg, srv); err != nil {
 		db.Close()
 		return startupError(ctx, stderr, err)

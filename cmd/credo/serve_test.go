@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -281,5 +282,63 @@ func TestServeShutdownRunsOutOfTime(t *testing.T) {
 	code, took := p.wait(t, testShutdownTimeout+5*time.Second)
 	if code != exitDrainIncomplete || took < testShutdownTimeout-time.Second || !strings.Contains(p.log(), "did not finish") {
 		t.Errorf("exit %d after %v, want %d at about %v:\n%s", code, took, exitDrainIncomplete, testShutdownTimeout, p.log())
+	}
+}
+
+// TestServeAccessLines: serve's access lines, written without slog's handler when their values
+// are plain and through it otherwise, are lines of the configured format carrying the request:
+// JSON objects with --log-format json, key=value text by default.
+func TestServeAccessLines(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", "sqlite:"+t.TempDir(), "--partitions", "e01",
+				"--log-format", format)
+			addr := p.waitAddr(t)
+			for _, id := range []string{"plain-id-1", `quoted"id`} {
+				req, _ := http.NewRequest("GET", "http://"+addr+"/v2/e01/directory/people", nil)
+				req.Header.Set("X-Request-Id", id)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("%s: %d, want 401", id, res.StatusCode)
+				}
+			}
+			want := map[string]bool{"plain-id-1": false, `quoted"id`: false}
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) && (!want["plain-id-1"] || !want[`quoted"id`]) {
+				time.Sleep(50 * time.Millisecond) // lines reach the log within logFlushEvery
+				for _, line := range strings.Split(p.log(), "\n") {
+					if format == "json" {
+						var m map[string]any
+						if json.Unmarshal([]byte(line), &m) != nil || m["msg"] != "request" {
+							continue
+						}
+						id, _ := m["request_id"].(string)
+						if _, ok := want[id]; ok && m["status"] == float64(401) && m["partition"] == "e01" &&
+							m["route"] == "/v2/{partition}/directory/people" && m["level"] == "INFO" {
+							want[id] = true
+						}
+						continue
+					}
+					for id := range want {
+						quoted := strconv.Quote(id)
+						if id == "plain-id-1" {
+							quoted = id
+						}
+						if strings.Contains(line, " msg=request request_id="+quoted+" method=GET route=/v2/{partition}/directory/people partition=e01 status=401 ") {
+							want[id] = true
+						}
+					}
+				}
+			}
+			for id, seen := range want {
+				if !seen {
+					t.Errorf("no %s access line for request %q:\n%s", format, id, p.log())
+				}
+			}
+		})
 	}
 }

@@ -13,6 +13,10 @@ import (
 type Options struct {
 	// Logger receives access lines and failures; nil means slog.Default() at the time of logging.
 	Logger *slog.Logger
+	// Access, when set, receives the access lines that Logger's handler would write, in its
+	// format, without building slog records (see AccessOutput); Logger still says which levels
+	// are written. It must describe Logger's handler.
+	Access *AccessOutput
 	// Registerer receives the metrics; nil keeps them unregistered (counted, never exported).
 	Registerer prometheus.Registerer
 	// ClientAddress, when set, gives the access line's client field: the address that the
@@ -25,6 +29,7 @@ type Options struct {
 // state that keeps the log of failures bounded. Build it with New, once per process.
 type Observer struct {
 	log    *slog.Logger
+	access *AccessOutput
 	client func(*http.Request) string
 
 	requests     *prometheus.CounterVec
@@ -65,6 +70,7 @@ const (
 func New(opts Options) *Observer {
 	o := &Observer{
 		log:    opts.Logger,
+		access: opts.Access,
 		client: opts.ClientAddress,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRequests,
 			Help: "HTTP requests served, by route pattern, method and status."}, []string{"route", "method", "status"}),
