@@ -71,6 +71,12 @@ func TestHostileInput(t *testing.T) {
 				{name: "semicolon", method: "GET", path: "security/users-comments?Take=5;Sort=Nope", member: "Take"},
 				{name: "malformed escape in a name", method: "GET", path: "security/users-comments?%zz=1", member: "%zz"},
 				{name: "malformed query on a get", method: "GET", path: item + "?Includes=%zz", member: "Includes"},
+				// Count takes the Filter.* paging parameters and ignores them, but not their mistakes.
+				{name: "count with Filter.Take not an int", method: "GET", path: "security/users-comments/count?Filter.Take=abc", member: "Filter.Take"},
+				{name: "count with Filter.Page out of range", method: "GET", path: "security/users-comments/count?Filter.Page=0", member: "Filter.Page"},
+				{name: "count with Filter.Sort of no field", method: "GET", path: "security/users-comments/count?Filter.Sort=Nope", member: "Filter.Sort"},
+				{name: "count with Filter.Format of no format", method: "GET", path: "security/users-comments/count?Filter.Format=xml", member: "Filter.Format"},
+				{name: "count with Filter.Includes of no member", method: "GET", path: "security/users-comments/count?Filter.Includes=Nope", member: "Filter.Includes"},
 				// Limits before the database's.
 				{name: "filter longer than the member", method: "GET", path: "security/users-comments?CommentText=" + long, member: "CommentText"},
 				{name: "100 KB contains filter", method: "GET", path: "security/users-comments?CommentText=" + strings.Repeat("y", 100_000), member: "CommentText"},
@@ -118,7 +124,7 @@ func TestHostileInput(t *testing.T) {
 					t.Errorf("%s = %v after refused changes, want %v", k, after[k], v)
 				}
 			}
-			if res := ts.do(t, "GET", "security/users-comments/count", "").expect(t, "count", http.StatusOK); string(bytes.TrimSpace(res.body)) != `{"Count":1}` {
+			if res := ts.do(t, "GET", "security/users-comments/count?Filter.Take=5&Filter.Sort=CommentText%20desc", "").expect(t, "count", http.StatusOK); string(bytes.TrimSpace(res.body)) != `{"Count":1}` {
 				t.Errorf("count after refused creates: %s, want 1", res.body)
 			}
 			ts.do(t, "POST", "security/users-comments", comment(""), "Content-Type", "text/plain").expect(t, "text/plain body", http.StatusUnsupportedMediaType)

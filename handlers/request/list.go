@@ -130,6 +130,17 @@ func HasFormat(values url.Values) bool { return values.Has("Format") || values.H
 
 func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, kind Kind, verr *engine.ValidationError) {
 	if kind == KindCount {
+		// Count accepts the Filter.* parameters (api.md rule 1) and pages nothing with them, but
+		// a value that list would refuse is refused here too, naming the parameter as sent:
+		// Filter.Take=abc is a mistake whatever it is sent to, never a silent default.
+		var scratch engine.Query
+		checked := &engine.ValidationError{}
+		applyPaging(r, &scratch, paging, KindList, checked)
+		for member, msgs := range checked.Fields {
+			for _, msg := range msgs {
+				verr.Add("Filter."+member, "Filter."+msg)
+			}
+		}
 		return
 	}
 	if v, ok := paging["Page"]; ok {
