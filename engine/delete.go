@@ -18,7 +18,7 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 	}
 	org := scope.orgFor(r)
 	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
-	if cond != nil && len(cond.IfMatch) == 0 {
+	if cond != nil && len(cond.IfMatch) == 0 && len(cond.IfNoneMatch) == 0 {
 		cond = nil
 	}
 	if len(r.afterDelete) == 0 && check == nil && cond == nil && r.Content == "" {

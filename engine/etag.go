@@ -5,10 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 )
 
 // ErrPrecondition: a conditional write's If-Match names none of the record's current ETags.
 var ErrPrecondition = errors.New("the record changed since the given ETag")
+
+// ErrNoneMatch: a conditional write's If-None-Match names the record's current ETag, or is "*"
+// and the record exists. It is an ErrPrecondition.
+var ErrNoneMatch = fmt.Errorf("the record has an ETag that If-None-Match names: %w", ErrPrecondition)
 
 // ETag returns the record's strong validator: the SHA-256 of its canonical JSON encoding over
 // r.Output (the full record, whatever projection a get asked for), base64url, quoted.
@@ -24,20 +31,24 @@ func ETagOfJSON(b []byte) string {
 	return string(out[:])
 }
 
-// Condition is a write's precondition (If-Match) and, once the write is done, the written
-// record's ETag. Attached with WithCondition, it applies to one resource only.
+// Condition is a write's preconditions (If-Match, If-None-Match) and, once the write is done,
+// the written record's ETag. Attached with WithCondition, it applies to one resource only.
 type Condition struct {
 	// IfMatch lists the ETags the record must have; "*" matches any existing record; empty
 	// means unconditional.
 	IfMatch []string
+	// IfNoneMatch lists ETags the record must not have, compared weakly (a W/ prefix is
+	// ignored); "*" refuses any existing record (RFC 9110 §13.1.2); empty means no such
+	// condition.
+	IfNoneMatch []string
 	// ETag is set by Update and Patch to the record's ETag after the write.
 	ETag string
 }
 
 type condKey struct{ r *Resource }
 
-// WithCondition returns a context whose updates, patches and deletes of r check c.IfMatch
-// inside their transaction, on the locked row, and report the new ETag in c.ETag.
+// WithCondition returns a context whose updates, patches and deletes of r check c.IfMatch and
+// c.IfNoneMatch inside their transaction, on the locked row, and report the new ETag in c.ETag.
 func WithCondition(ctx context.Context, r *Resource, c *Condition) context.Context {
 	return context.WithValue(ctx, condKey{r}, c)
 }
@@ -52,13 +63,11 @@ func conditionOf(ctx context.Context, r *Resource) *Condition {
 // stored fields), nil when none was read: where it holds the full record (no computed output
 // member), the check needs no second read.
 func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org string, c *Condition, locked Record) error {
-	if c == nil || len(c.IfMatch) == 0 {
+	if c == nil || len(c.IfMatch) == 0 && len(c.IfNoneMatch) == 0 {
 		return nil
 	}
-	for _, t := range c.IfMatch {
-		if t == "*" {
-			return nil
-		}
+	if len(c.IfNoneMatch) == 0 && slices.Contains(c.IfMatch, "*") {
+		return nil
 	}
 	cur := locked
 	if cur == nil || !r.storedOutput {
@@ -68,12 +77,15 @@ func (s *Store) precondition(ctx context.Context, r *Resource, key []any, org st
 		}
 	}
 	tag := r.ETag(cur)
-	for _, t := range c.IfMatch {
-		if t == tag {
-			return nil
+	if len(c.IfMatch) > 0 && !slices.Contains(c.IfMatch, "*") && !slices.Contains(c.IfMatch, tag) {
+		return ErrPrecondition
+	}
+	for _, t := range c.IfNoneMatch {
+		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
+			return ErrNoneMatch
 		}
 	}
-	return ErrPrecondition
+	return nil
 }
 
 // tag records in c the ETag of the record with key as the write left it: written, the record

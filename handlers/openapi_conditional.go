@@ -31,9 +31,10 @@ func conditionalParams() obj {
 				"left as it is; a missing record is a 404 whatever the header says. Without the header the write is " +
 				"unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400."},
 		ifNoneMatchParamName: obj{"name": request.IfNoneMatchHeader, "in": "header", "required": false, "schema": tags,
-			"description": "Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: " +
-				"`W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` " +
-				"or a comma list of quoted entity tags is a 400."},
+			"description": "On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags " +
+				"(weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses " +
+				"the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not " +
+				"`*` or a comma list of quoted entity tags is a 400."},
 	}
 }
 

@@ -94,11 +94,11 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 			o["description"] = "Replaces the whole record: members left out become null, or their default or zero value. " + o["description"].(string)
 		}
 		o["requestBody"] = obj{"required": true, "content": content}
-		params = append(params, ref2param(ifMatchParamName))
+		params = append(params, ref2param(ifMatchParamName), ref2param(ifNoneMatchParamName))
 		resp["200"] = withETag(obj{"description": "Stored; no content. `ETag` is the stored record's."})
 		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusPreconditionFailed)
 	case engine.OpDelete:
-		params = append(params, ref2param(ifMatchParamName))
+		params = append(params, ref2param(ifMatchParamName), ref2param(ifNoneMatchParamName))
 		resp["200"] = obj{"description": "Deleted; no content."}
 		errs = append(errs, http.StatusPreconditionFailed)
 	case engine.OpCount:

@@ -45,7 +45,9 @@ they exchange against it.
   answer its ` + "`ETag`" + ` (a strong validator of the whole record). ` + "`If-None-Match`" + ` on get and
   exists answers 304 with no body while the record is unchanged; ` + "`If-Match`" + ` on ` + "`PUT`" + `,
   ` + "`PATCH`" + ` and ` + "`DELETE`" + ` writes only the version read, and is a 412 when the record changed
-  since (re-read it and retry). Writes without ` + "`If-Match`" + ` stay unconditional. List and search
+  since (re-read it and retry); ` + "`If-None-Match`" + ` on those writes (` + "`*`" + `, or the record's ETag) is a 412
+  and writes nothing, so that a write never replaces a record the client did not expect to
+  exist. Writes without either stay unconditional. List and search
   items carry no ETag; get the record for one.
 - **Unavailable database.** An operation that needs the partition's database answers 503 with
   ` + "`Retry-After`" + ` when the database cannot be reached, does not answer in time or refuses

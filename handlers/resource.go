@@ -227,14 +227,19 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 	return nil
 }
 
-// condition is the write's If-Match (none: unconditional) for the engine, which checks it on
-// the locked row: a stale one is engine.ErrPrecondition, a 412 (handlers/problem).
+// condition is the write's If-Match and If-None-Match (neither: unconditional) for the engine,
+// which checks them on the locked row: a stale If-Match, or an If-None-Match naming the
+// record's ETag (or "*"), is engine.ErrPrecondition, a 412 (handlers/problem).
 func (h *resourceHandler) condition(r *http.Request) (*engine.Condition, error) {
 	tags, err := request.IfMatch(r)
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Condition{IfMatch: tags}, nil
+	none, err := request.IfNoneMatch(r)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Condition{IfMatch: tags, IfNoneMatch: none}, nil
 }
 
 func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {

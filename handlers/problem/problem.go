@@ -74,6 +74,8 @@ func from(err error) *Problem {
 		return out
 	case errors.Is(err, engine.ErrNotFound):
 		return New(http.StatusNotFound, "The record does not exist.")
+	case errors.Is(err, engine.ErrNoneMatch):
+		return New(http.StatusPreconditionFailed, "The record exists with an ETag that If-None-Match names (or If-None-Match is *); nothing was written.")
 	case errors.Is(err, engine.ErrPrecondition):
 		return New(http.StatusPreconditionFailed, "The record changed since the ETag that If-Match names; GET it again and retry with its current ETag.")
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):

@@ -32,6 +32,23 @@ func IfMatch(r *http.Request) ([]string, error) {
 	return tags, nil
 }
 
+// IfNoneMatch returns the entity tags of the request's If-None-Match, as sent, or ["*"]; nil
+// when the request sends none. A malformed one is a 400 naming the header.
+func IfNoneMatch(r *http.Request) ([]string, error) {
+	vs := r.Header.Values(IfNoneMatchHeader)
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	star, tags, err := entityTags(IfNoneMatchHeader, vs)
+	if err != nil {
+		return nil, err
+	}
+	if star {
+		return []string{"*"}, nil
+	}
+	return tags, nil
+}
+
 // NoneMatch reports whether the request's If-None-Match holds for a record whose ETag is etag:
 // "*", or a tag equal to etag by the weak comparison (RFC 9110 §8.8.3.2: W/ is ignored). It is
 // false when the request sends no If-None-Match, and a malformed one is a 400 naming the header.

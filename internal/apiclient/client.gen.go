@@ -2022,13 +2022,13 @@ type GetMembershipDeletionParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsMembershipDeletionParams defines parameters for ExistsMembershipDeletion.
 type ExistsMembershipDeletionParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -2268,13 +2268,13 @@ type GetMembershipReasonParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsMembershipReasonParams defines parameters for ExistsMembershipReason.
 type ExistsMembershipReasonParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -2400,13 +2400,13 @@ type GetMembershipParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsMembershipParams defines parameters for ExistsMembership.
 type ExistsMembershipParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -2898,13 +2898,13 @@ type GetPersonAddressParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPersonAddressParams defines parameters for ExistsPersonAddress.
 type ExistsPersonAddressParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -2912,6 +2912,9 @@ type ExistsPersonAddressParams struct {
 type DeletePersonFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetPersonFieldParams defines parameters for GetPersonField.
@@ -2922,13 +2925,13 @@ type GetPersonFieldParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPersonFieldParams defines parameters for ExistsPersonField.
 type ExistsPersonFieldParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -2936,12 +2939,18 @@ type ExistsPersonFieldParams struct {
 type PatchPersonFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplacePersonFieldParams defines parameters for ReplacePersonField.
 type ReplacePersonFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CountPersonParams defines parameters for CountPerson.
@@ -3504,13 +3513,13 @@ type GetPersonParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPersonParams defines parameters for ExistsPerson.
 type ExistsPersonParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -3761,6 +3770,9 @@ type SearchPlatformActionParamsFormat string
 type DeletePlatformActionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetPlatformActionParams defines parameters for GetPlatformAction.
@@ -3771,13 +3783,13 @@ type GetPlatformActionParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPlatformActionParams defines parameters for ExistsPlatformAction.
 type ExistsPlatformActionParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -3785,12 +3797,18 @@ type ExistsPlatformActionParams struct {
 type PatchPlatformActionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplacePlatformActionParams defines parameters for ReplacePlatformAction.
 type ReplacePlatformActionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // FormatTimeParams defines parameters for FormatTime.
@@ -3968,6 +3986,9 @@ type SearchPartitionFieldParamsFormat string
 type DeletePartitionFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetPartitionFieldParams defines parameters for GetPartitionField.
@@ -3978,13 +3999,13 @@ type GetPartitionFieldParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPartitionFieldParams defines parameters for ExistsPartitionField.
 type ExistsPartitionFieldParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -3992,12 +4013,18 @@ type ExistsPartitionFieldParams struct {
 type PatchPartitionFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplacePartitionFieldParams defines parameters for ReplacePartitionField.
 type ReplacePartitionFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetRouteSettingsParams defines parameters for GetRouteSettings.
@@ -4269,13 +4296,13 @@ type GetAchievementParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsAchievementParams defines parameters for ExistsAchievement.
 type ExistsAchievementParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -4695,13 +4722,13 @@ type GetGradebookParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsGradebookParams defines parameters for ExistsGradebook.
 type ExistsGradebookParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -5026,6 +5053,9 @@ type SearchPermissionParamsFormat string
 type DeletePermissionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetPermissionParams defines parameters for GetPermission.
@@ -5036,13 +5066,13 @@ type GetPermissionParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsPermissionParams defines parameters for ExistsPermission.
 type ExistsPermissionParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -5050,12 +5080,18 @@ type ExistsPermissionParams struct {
 type PatchPermissionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplacePermissionParams defines parameters for ReplacePermission.
 type ReplacePermissionParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetSecuritySettingsEndpoints200JSONResponseBodyAccess defines parameters for GetSecuritySettingsEndpoints.
@@ -5416,6 +5452,9 @@ type SearchUserCommentParamsFormat string
 type DeleteUserCommentParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetUserCommentParams defines parameters for GetUserComment.
@@ -5426,13 +5465,13 @@ type GetUserCommentParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsUserCommentParams defines parameters for ExistsUserComment.
 type ExistsUserCommentParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -5440,12 +5479,18 @@ type ExistsUserCommentParams struct {
 type PatchUserCommentParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplaceUserCommentParams defines parameters for ReplaceUserComment.
 type ReplaceUserCommentParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListUserConnectionParams defines parameters for ListUserConnection.
@@ -5621,13 +5666,13 @@ type GetUserConnectionParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsUserConnectionParams defines parameters for ExistsUserConnection.
 type ExistsUserConnectionParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -5815,6 +5860,9 @@ type SearchUserFieldParamsFormat string
 type DeleteUserFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetUserFieldParams defines parameters for GetUserField.
@@ -5825,13 +5873,13 @@ type GetUserFieldParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsUserFieldParams defines parameters for ExistsUserField.
 type ExistsUserFieldParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -5839,12 +5887,18 @@ type ExistsUserFieldParams struct {
 type PatchUserFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReplaceUserFieldParams defines parameters for ReplaceUserField.
 type ReplaceUserFieldParams struct {
 	// IfMatch Writes only if the record's current ETag is one of these entity tags (strong comparison, so a weak `W/` tag never matches), or, with `*`, if the record exists. A record changed since is a 412 and is left as it is; a missing record is a 404 whatever the header says. Without the header the write is unconditional. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CountUserParams defines parameters for CountUser.
@@ -6101,13 +6155,13 @@ type GetUserParams struct {
 	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ExistsUserParams defines parameters for ExistsUser.
 type ExistsUserParams struct {
-	// IfNoneMatch Answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
+	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -17033,6 +17087,17 @@ func NewDeletePersonFieldRequest(server string, partition Partition, fieldIdenti
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -17264,6 +17329,17 @@ func NewPatchPersonFieldRequestWithBody(server string, partition Partition, fiel
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -17331,6 +17407,17 @@ func NewReplacePersonFieldRequestWithBody(server string, partition Partition, fi
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -21009,6 +21096,17 @@ func NewDeletePlatformActionRequest(server string, partition Partition, actionId
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -21240,6 +21338,17 @@ func NewPatchPlatformActionRequestWithBody(server string, partition Partition, a
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -21307,6 +21416,17 @@ func NewReplacePlatformActionRequestWithBody(server string, partition Partition,
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -22193,6 +22313,17 @@ func NewDeletePartitionFieldRequest(server string, partition Partition, settingI
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -22424,6 +22555,17 @@ func NewPatchPartitionFieldRequestWithBody(server string, partition Partition, s
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -22491,6 +22633,17 @@ func NewReplacePartitionFieldRequestWithBody(server string, partition Partition,
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -27237,6 +27390,17 @@ func NewDeletePermissionRequest(server string, partition Partition, permissionId
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -27468,6 +27632,17 @@ func NewPatchPermissionRequestWithBody(server string, partition Partition, permi
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -27535,6 +27710,17 @@ func NewReplacePermissionRequestWithBody(server string, partition Partition, per
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -29308,6 +29494,17 @@ func NewDeleteUserCommentRequest(server string, partition Partition, commentIden
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -29539,6 +29736,17 @@ func NewPatchUserCommentRequestWithBody(server string, partition Partition, comm
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -29606,6 +29814,17 @@ func NewReplaceUserCommentRequestWithBody(server string, partition Partition, co
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -31421,6 +31640,17 @@ func NewDeleteUserFieldRequest(server string, partition Partition, settingIdenti
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -31652,6 +31882,17 @@ func NewPatchUserFieldRequestWithBody(server string, partition Partition, settin
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -31719,6 +31960,17 @@ func NewReplaceUserFieldRequestWithBody(server string, partition Partition, sett
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
