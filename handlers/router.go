@@ -154,6 +154,7 @@ func (s *Server) Handler() (http.Handler, error) {
 	v2 := newV2Router(root.NotFoundHandler, s.partition, s.Observer)
 
 	allowed := map[string][]string{}
+	answered := map[string]bool{} // paths whose 405 route is registered
 	add := func(method, path string, h http.Handler) {
 		v2.handle(path, h).Methods(method)
 		allowed[path] = append(allowed[path], method)
@@ -196,6 +197,25 @@ func (s *Server) Handler() (http.Handler, error) {
 			}
 		}
 	}
+	// Every known path answers other methods with 405 and the Allow header: the fixed paths
+	// (modules, collections, count, search) before the item routes, so that a PUT, PATCH,
+	// DELETE or HEAD of .../count is not taken for an item named "count" (a 404), then the items.
+	notAllowed := func() {
+		paths := make([]string, 0, len(allowed))
+		for p := range allowed {
+			if !answered[p] {
+				paths = append(paths, p)
+			}
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			methods := append([]string(nil), allowed[p]...)
+			sort.Strings(methods)
+			v2.handle(p, methodNotAllowed(methods))
+			answered[p] = true
+		}
+	}
+	notAllowed()
 	for _, r := range s.Registry.Public() {
 		h := &resourceHandler{res: r, check: checks[r], keys: s.Continuation}
 		for _, op := range []engine.Op{engine.OpGet, engine.OpExists, engine.OpUpdate, engine.OpPatch, engine.OpDelete} {
@@ -208,17 +228,7 @@ func (s *Server) Handler() (http.Handler, error) {
 			}
 		}
 	}
-	// Every known path answers other methods with 405 and the Allow header.
-	paths := make([]string, 0, len(allowed))
-	for p := range allowed {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		methods := append([]string(nil), allowed[p]...)
-		sort.Strings(methods)
-		v2.handle(p, methodNotAllowed(methods))
-	}
+	notAllowed()
 	s.probes(root)
 	if s.Root != nil {
 		if err := s.Root(root); err != nil {

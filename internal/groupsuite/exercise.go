@@ -253,7 +253,8 @@ func (c *groupCase) delete() {
 	}
 }
 
-// notOffered checks that every operation the group does not offer answers 405 with Allow.
+// notOffered checks that every operation the group does not offer answers 405 with Allow, and
+// so does every other method on count and search.
 func (c *groupCase) notOffered() {
 	t, s, r := c.t, c.s, c.r
 	// Operations the group does not offer answer 405 with Allow.
@@ -273,6 +274,20 @@ func (c *groupCase) notOffered() {
 		res := s.Do(t, mp[0], mp[1], body).Expect(t, "not offered "+string(op), http.StatusMethodNotAllowed)
 		if _, ok := res.Header["Allow"]; !ok {
 			t.Errorf("405 for %s lacks Allow", op)
+		}
+	}
+	// count and search are never items: another method there is a 405, not the 404 of an item
+	// named "count" (which the item routes of a group offering HEAD, PUT or DELETE answered).
+	for _, sub := range []string{"/count", "/search"} {
+		for _, m := range []string{"HEAD", "PUT", "PATCH", "DELETE", "POST"} {
+			body := ""
+			if m == "PUT" || m == "POST" || m == "PATCH" {
+				body = "{}"
+			}
+			res := s.Do(t, m, r.Path+sub, body).Expect(t, m+" "+r.Path+sub, http.StatusMethodNotAllowed)
+			if _, ok := res.Header["Allow"]; !ok {
+				t.Errorf("405 for %s %s lacks Allow", m, r.Path+sub)
+			}
 		}
 	}
 }
