@@ -1,5 +1,10 @@
 package handlers
 
+import (
+	"net/url"
+	"strings"
+)
+
 // isCleanPath reports whether a request path is absolute and has no empty, "." or ".."
 // segment (a trailing slash is allowed: it is a segment of its own that no route has).
 // credo answers an unclean path with 404 rather than redirecting to its cleaned form, as
@@ -23,4 +28,12 @@ func isCleanPath(p string) bool {
 		}
 	}
 	return true
+}
+
+// hasEncodedSlash reports whether u's path holds a percent-encoded slash (%2F): decoded, it
+// would be a separator, and `/v2/e01/security%2Fusers` would name the route
+// `/v2/e01/security/users` that a proxy's per-path rule sees as another path (one segment).
+// No route takes a slash inside a segment, so such a path is refused like an unclean one.
+func hasEncodedSlash(u *url.URL) bool {
+	return strings.Count(u.EscapedPath(), "/") != strings.Count(u.Path, "/")
 }

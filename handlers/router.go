@@ -110,8 +110,8 @@ func (s *Server) Endpoints() []Endpoint {
 
 // Handler builds the router behind the middleware that every request passes: the observer
 // (request id, access line, metrics), the nosniff header, CORS, then panic recovery. A path
-// with an empty, "." or ".." segment is a 404 for every method, never a redirect (see
-// isCleanPath); so is any path no route matches. It fails closed: without a registry, a
+// with an empty, "." or ".." segment, or a percent-encoded slash, is a 404 for every method,
+// never a redirect (see isCleanPath and hasEncodedSlash); so is any path no route matches. It fails closed: without a registry, a
 // database, an authenticator or an authorizer, or when the authorizer lacks a write check that
 // a descriptor names, it returns an error instead of a server that would let callers through.
 func (s *Server) Handler() (http.Handler, error) {
@@ -237,7 +237,7 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	root.Use(s.nameRoute)
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isCleanPath(r.URL.Path) {
+		if !isCleanPath(r.URL.Path) || hasEncodedSlash(r.URL) {
 			root.NotFoundHandler.ServeHTTP(w, r)
 			return
 		}
