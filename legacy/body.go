@@ -33,8 +33,10 @@ func readBody(w http.ResponseWriter, r *http.Request, allowed ...string) (member
 	m, err := request.Object(w, r, MaxBodyBytes)
 	if err != nil {
 		var verr *engine.ValidationError
-		if errors.As(err, &verr) && len(verr.Fields) == 0 {
-			return members{}, invalidBody("The body must be a JSON object.", "")
+		if errors.As(err, &verr) && len(verr.Fields) == 0 && verr.Detail != "" {
+			// The reader's own words ("the body is not valid JSON: it ends too early", "the
+			// body must be a JSON object"), as a version-1 message: capitalized, with a period.
+			return members{}, invalidBody(strings.ToUpper(verr.Detail[:1])+verr.Detail[1:]+".", "")
 		}
 		return members{}, err
 	}

@@ -63,6 +63,19 @@ func TestHostileInput(t *testing.T) {
 				}
 			})
 		}
+		// A body that is no JSON object says what is wrong with it, as version 2 does.
+		for body, detail := range map[string]string{
+			`{"Name":"x"`: "The body is not valid JSON: it ends too early.",
+			`[]`:          "The body must be a JSON object.",
+			`{} {}`:       "The body is not valid JSON: more data after the JSON value at byte 3.",
+			`{"Name":` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 101): "The body is not valid JSON: objects and arrays nested more than 64 deep at byte 323.",
+		} {
+			rec := e.do("POST", "/api/registrations/search", body)
+			var p struct{ Detail string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); rec.Code != http.StatusBadRequest || err != nil || p.Detail != detail {
+				t.Errorf("body %.40q: %d %s, want 400 with Detail %q", body, rec.Code, rec.Body, detail)
+			}
+		}
 		rec := e.doWith("POST", regPath(id, "cancel"), `{"Reason":"x"}`, http.Header{"X-Test-Organization": {orgA}, "Content-Type": {"text/plain"}})
 		if rec.Code != http.StatusUnsupportedMediaType {
 			t.Errorf("a text/plain body: %d, want 415: %s", rec.Code, rec.Body)
