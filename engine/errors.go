@@ -81,6 +81,19 @@ func (e *ValidationError) Error() string {
 	return s
 }
 
+// Limit returns e with the problems of its first n members (in Members order) and the
+// number of members left out; e itself when it names no more than n.
+func (e *ValidationError) Limit(n int) (*ValidationError, int) {
+	if len(e.Fields) <= n {
+		return e, 0
+	}
+	out := &ValidationError{Detail: e.Detail, Fields: make(map[string][]string, n), Conflict: e.Conflict}
+	for _, m := range e.Members()[:n] {
+		out.Fields[m] = e.Fields[m]
+	}
+	return out, len(e.Fields) - n
+}
+
 // Members returns the member names with problems, sorted.
 func (e *ValidationError) Members() []string {
 	var names []string

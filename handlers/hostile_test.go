@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	problemdoc "credo/handlers/problem"
 	"credo/internal/testenv"
 )
 
@@ -269,4 +270,40 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestManyProblemsAreCapped: a request of thousands of unknown parameters or members is a 400
+// naming the first problemdoc.MaxMembers of them and counting the rest; it was answered with a
+// document twenty times the request's size (each message names the parameters allowed).
+func TestManyProblemsAreCapped(t *testing.T) {
+	reg := registry(t)
+	ts := newTestServer(t, testenv.Backends(t)[0], reg)
+	var query, body strings.Builder
+	body.WriteString(`{"CommentText":"x"`)
+	for i := range 2000 {
+		fmt.Fprintf(&query, "&Unknown%04d=1", i)
+		fmt.Fprintf(&body, `,"Unknown%04d":1`, i)
+	}
+	body.WriteString("}")
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "security/users-comments?" + query.String()[1:], ""},
+		{"POST", "security/users-comments", body.String()},
+	} {
+		res := ts.do(t, c.method, c.path, c.body).expect(t, c.method+" with 2,000 unknown names", http.StatusBadRequest)
+		var p struct {
+			Detail string
+			Errors map[string][]string
+		}
+		if err := json.Unmarshal(res.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Errors) != problemdoc.MaxMembers || p.Errors["Unknown0000"] == nil ||
+			!strings.Contains(p.Detail, fmt.Sprintf("and problems with %d more", 2000-problemdoc.MaxMembers)) {
+			t.Errorf("%s: %d members named (Unknown0000 %v), detail %.200q; want the first %d and the count of the rest",
+				c.method, len(p.Errors), p.Errors["Unknown0000"], p.Detail, problemdoc.MaxMembers)
+		}
+		if len(res.body) > 40<<10 {
+			t.Errorf("%s: a problem document of %d bytes", c.method, len(res.body))
+		}
+	}
 }

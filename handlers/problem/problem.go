@@ -38,6 +38,11 @@ func New(status int, format string, args ...any) *Problem {
 	return &Problem{Status: status, Title: http.StatusText(status), Detail: fmt.Sprintf(format, args...)}
 }
 
+// MaxMembers bounds the members and parameters a 400 names (in Errors and its Detail): a
+// request of thousands of unknown parameters was answered with a document twenty times its
+// size, each message naming the parameters allowed.
+const MaxMembers = 50
+
 // RetryAfter is the Retry-After of a 503: the database is unavailable (unreachable, not
 // answering within the timeout, or refusing connections), which is usually brief.
 const RetryAfter = "2"
@@ -66,9 +71,13 @@ func from(err error) *Problem {
 	case errors.As(err, &p):
 		return p
 	case errors.As(err, &verr):
+		verr, more := verr.Limit(MaxMembers)
 		out := New(http.StatusBadRequest, "%s", verr.Error())
 		if verr.Detail != "" && len(verr.Fields) > 0 {
 			out.Detail = verr.Detail
+		}
+		if more > 0 {
+			out.Detail += fmt.Sprintf("; and problems with %d more members or parameters, not listed", more)
 		}
 		out.Errors = verr.Fields
 		return out
