@@ -25,6 +25,12 @@ byte, line breaks inside quotes included. Every problem of the file is reported 
 unique constraints repeated within the file or already in the partition, and references that
 the descriptor declares. Any problem: nothing is written, exit status 1.
 
+The file is read as it is checked and written, 5,000 rows at a time, in one transaction: memory
+holds one chunk and a hash of each key and unique value of the file, not the file. On SQLite
+that transaction holds the partition's writer from the first row's checks to the end: other
+writes to the partition wait for it (at most the database timeout). --dry-run writes nothing
+and holds no writer.
+
 Tables of credentials (signing keys, client secrets, issued and revoked tokens) are refused:
 credo writes them itself (credo secret).`
 
