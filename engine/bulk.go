@@ -175,11 +175,11 @@ func (s *Store) InsertFrom(ctx context.Context, r *Resource, next RowSource, sco
 	var failed error // why the transaction was rolled back
 	err = s.Transaction(ctx, func(tx *Store) error {
 		l = tx.newBulkLoad(ctx, r, scope, opt, true)
-		var err error
-		if l.w, err = tx.newBulkWriter(ctx, r); err != nil {
-			return err
-		}
-		defer l.w.close(ctx)
+		defer func() {
+			if l.w != nil {
+				l.w.close(ctx)
+			}
+		}()
 		if failed = l.run(ctx, next); failed != nil {
 			return errRolledBack
 		}
@@ -205,7 +205,7 @@ type bulkLoad struct {
 	org   string
 	opt   BulkOptions
 	check WriteCheck
-	w     *bulkWriter // nil in a dry run
+	w     *bulkWriter // made for the first chunk written
 	// write is true while the rows are written: not a dry run, and no problem, refusal or
 	// undecoded row so far.
 	write   bool
@@ -256,11 +256,13 @@ func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt B
 // run reads, checks and (while it may) writes every row of next, a chunk at a time; the
 // result is nil when every row was written, or every row was fit in a dry run.
 func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
-	for {
+	for eof := false; !eof; {
 		l.rows, l.drafts = l.rows[:0], l.drafts[:0]
+		read := l.n
 		for len(l.rows) < bulkChunk {
 			d, err := next()
 			if err == io.EOF {
+				eof = true
 				break
 			}
 			if err != nil {
@@ -284,11 +286,8 @@ func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 				return err
 			}
 		}
-		if l.opt.Progress != nil {
+		if l.opt.Progress != nil && l.n > read {
 			l.opt.Progress(l.n)
-		}
-		if len(l.rows) < bulkChunk {
-			break
 		}
 	}
 	l.checkLaterRefs()
@@ -332,6 +331,12 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 				l.refusal, l.write = fmt.Errorf("row %d: %w", l.rows[i], err), false
 				return nil
 			}
+		}
+	}
+	if l.w == nil {
+		var err error
+		if l.w, err = l.s.newBulkWriter(ctx, l.r); err != nil {
+			return err
 		}
 	}
 	recs := make([]Record, len(l.drafts))
