@@ -77,9 +77,12 @@ func (l *bulkLoad) checkSet(ctx context.Context, set []*Field, seen map[tupleHas
 		}
 		tuples = append(tuples, vals)
 	}
-	have, err := l.s.existingTuples(ctx, r, set, tuples, unique)
-	if err != nil {
-		return err
+	have := map[string]bool{}
+	if !l.empty {
+		var err error
+		if have, err = l.s.existingTuples(ctx, r, set, tuples, unique); err != nil {
+			return err
+		}
 	}
 	already := func(i int) {
 		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set[0].Name,
