@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +24,12 @@ type RowError struct {
 }
 
 // BulkError lists every problem of a bulk load; nothing was written. It is an ErrInvalid.
-type BulkError struct{ Rows []RowError }
+// Undecoded counts the rows its source could not decode (zero Drafts): their problems are the
+// source's to report.
+type BulkError struct {
+	Rows      []RowError
+	Undecoded int
+}
 
 func (e *BulkError) Error() string {
 	s := fmt.Sprintf("%d problem(s)", len(e.Rows))
@@ -32,6 +39,9 @@ func (e *BulkError) Error() string {
 			break
 		}
 		s += fmt.Sprintf("; %s (%d)", r.Msg, r.Row)
+	}
+	if e.Undecoded > 0 {
+		s += fmt.Sprintf("; %d row(s) not decoded", e.Undecoded)
 	}
 	return s
 }
@@ -100,69 +110,315 @@ func (e *BulkError) add(row int, err error) {
 	e.Rows = append(e.Rows, RowError{Row: row, Msg: err.Error()})
 }
 
-// InsertAll checks every record (CheckAll), then inserts them all in one transaction: with
-// COPY on PostgreSQL, in multi-row INSERTs prepared once on SQLite. Any problem or failed
-// insert writes nothing; problems carry the row index.
-func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scope Scope) error {
-	return s.InsertAllProgress(ctx, r, drafts, scope, nil)
+// bulkChunk is how many rows a bulk load checks and writes at a time; tests make it small.
+var bulkChunk = 5000
+
+// RowSource hands a bulk load its rows in order: the next row's draft; the zero Draft for a
+// row its caller could not decode (the caller reports that row's problems; the load skips
+// it, keeps its index and writes nothing); io.EOF after the last row. Any other error ends
+// the load, and nothing is written.
+type RowSource func() (Draft, error)
+
+// Drafts returns the RowSource of drafts.
+func Drafts(drafts []Draft) RowSource {
+	i := 0
+	return func() (Draft, error) {
+		if i == len(drafts) {
+			return Draft{}, io.EOF
+		}
+		i++
+		return drafts[i-1], nil
+	}
 }
 
-// InsertAllProgress is InsertAll that calls progress, when not nil, with the number of records
-// written so far, every few thousand. The write check that ctx carries for r (WithWriteCheck) runs on
-// every record before anything is written; its refusal is returned as it is.
-func (s *Store) InsertAllProgress(ctx context.Context, r *Resource, drafts []Draft, scope Scope, progress func(written int)) (err error) {
-	defer wrap(&err, "load %s", r.Name)
-	bulk, err := s.CheckAll(ctx, r, drafts, scope)
-	if err != nil {
-		return err
-	}
-	if bulk != nil {
-		return bulk
-	}
-	recs, _ := records(r, drafts) // CheckAll has checked every draft
-	if check := writeCheck(ctx, r); check != nil {
-		for i, rec := range recs {
-			if rec == nil {
-				continue
-			}
-			if err := check(ctx, s, r, nil, rec); err != nil {
-				return fmt.Errorf("row %d: %w", i, err)
-			}
-		}
-	}
-	rows := make([]Record, 0, len(recs))
-	for _, rec := range recs {
-		if rec != nil {
-			rows = append(rows, rec)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	err = s.Transaction(ctx, func(tx *Store) error {
-		if t, ok := tx.db.Statement.ConnPool.(*pgTx); ok {
-			return tx.copyRows(ctx, t, r, rows, progress)
-		}
-		return tx.insertRows(ctx, r, rows, progress)
-	})
+// BulkOptions tunes InsertFrom.
+type BulkOptions struct {
+	// DryRun checks every row and writes nothing, outside a transaction.
+	DryRun bool
+	// Progress, when not nil, is called with the number of rows read so far, after each chunk.
+	Progress func(rows int)
+}
+
+// InsertAll inserts drafts with InsertFrom; any problem or failed insert writes nothing.
+func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scope Scope) error {
+	_, err := s.InsertFrom(ctx, r, Drafts(drafts), scope, BulkOptions{})
 	return err
 }
 
+// InsertFrom reads the rows of next and inserts them into r, all or nothing, in one
+// transaction, a chunk of rows (bulkChunk) at a time: each chunk is prepared as a create
+// prepares its record (keys, defaults, the caller's organization, hooks), checked (see
+// checkChunk), passed to the write check that ctx carries for r (WithWriteCheck), then written:
+// with COPY on PostgreSQL, in multi-row INSERTs prepared once on SQLite. Memory holds one
+// chunk and, across chunks, a fixed-size hash of each key and unique tuple of the file with
+// its first row. When r's table holds no row as the load begins (a first load), the keys and
+// unique tuples are not looked up in it: on the table that every chunk grows, those lookups
+// made a million rows' load on PostgreSQL half as long again (56 s against 38 s). A row that
+// another writer stores meanwhile with a key of the load fails the write, as it would after
+// the lookups.
+//
+// Once a row has a problem nothing more is written, but every row is still checked: the
+// result is a *BulkError with every problem of the file, by row (0-based), and the
+// transaction is rolled back. A write check's refusal (returned as it is, with its row) and a
+// failed write roll it back too. On SQLite the transaction holds the writer from the first
+// chunk's checks to the last row.
+//
+// n is the number of rows read (undecoded ones included): the rows written, or that a dry run
+// found fit to write. Records of the drafts are completed in place.
+func (s *Store) InsertFrom(ctx context.Context, r *Resource, next RowSource, scope Scope, opt BulkOptions) (n int, err error) {
+	defer wrap(&err, "load %s", r.Name)
+	if err := scope.check(); err != nil {
+		return 0, err
+	}
+	if opt.DryRun {
+		l := s.newBulkLoad(ctx, r, scope, opt, false)
+		err := l.run(ctx, next)
+		return l.n, err
+	}
+	var l *bulkLoad
+	var failed error // why the transaction was rolled back
+	err = s.Transaction(ctx, func(tx *Store) error {
+		l = tx.newBulkLoad(ctx, r, scope, opt, true)
+		defer func() {
+			if l.w != nil {
+				l.w.close(ctx)
+			}
+		}()
+		if failed = l.run(ctx, next); failed != nil {
+			return errRolledBack
+		}
+		return nil
+	})
+	if errors.Is(err, errRolledBack) {
+		err = failed
+	}
+	if l == nil {
+		return 0, err
+	}
+	return l.n, err
+}
+
+// errRolledBack ends a bulk load's transaction whose error InsertFrom returns as it is.
+var errRolledBack = errors.New("engine: bulk load rolled back")
+
+// bulkLoad is the state of one InsertFrom: the chunk at hand and what the checks keep across
+// chunks.
+type bulkLoad struct {
+	s     *Store // the load's transaction; the store itself in a dry run
+	r     *Resource
+	org   string
+	opt   BulkOptions
+	check WriteCheck
+	w     *bulkWriter // made for the first chunk written
+	// write is true while the rows are written: not a dry run, and no problem, refusal or
+	// undecoded row so far.
+	write   bool
+	refusal error // the write check's first refusal
+	n       int   // rows read
+	bulk    BulkError
+	// sets are r's key and unique constraints; seen[i] maps the hash of each tuple of sets[i]
+	// in the rows so far to its first row.
+	sets [][]*Field
+	seen []map[tupleHash]firstRow
+	// empty is true when r's table held no row when the load began: no tuple of the load can
+	// be stored before it, and checkSet asks the partition nothing.
+	empty bool
+	// later are the references to r itself that name no record of the partition nor a row
+	// read so far: a later row may.
+	later []laterRef
+	// the chunk: rows' indexes, drafts and whether prepareNew took them
+	rows   []int
+	drafts []Draft
+	ok     []bool
+}
+
+// tupleHash is a hash of a tuple's text (SHA-256, 128 bits: no two tuples of a file share one
+// in practice, and a crafted file cannot make them).
+type tupleHash [16]byte
+
+// firstRow is the first row of a tuple, and whether the partition held the tuple before the load.
+type firstRow struct {
+	row    int32
+	stored bool
+}
+
+// laterRef is a row's reference to r itself that is checked at the end of the load.
+type laterRef struct {
+	row   int
+	field *Field
+	value string
+}
+
+func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt BulkOptions, write bool) *bulkLoad {
+	l := &bulkLoad{s: s, r: r, org: scope.orgFor(r), opt: opt, write: write, sets: append([][]*Field{r.Key}, r.Unique...)}
+	if write {
+		l.check = writeCheck(ctx, r)
+	}
+	for range l.sets {
+		l.seen = append(l.seen, map[tupleHash]firstRow{})
+	}
+	return l
+}
+
+// run reads, checks and (while it may) writes every row of next, a chunk at a time; the
+// result is nil when every row was written, or every row was fit in a dry run.
+func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
+	var one []int
+	if err := l.s.from(ctx, l.r).Select("1").Limit(1).Scan(&one).Error; err != nil {
+		return fmt.Errorf("engine: check %s: %w", l.r.Name, translate(l.r, err))
+	}
+	l.empty = len(one) == 0
+	for eof := false; !eof; {
+		l.rows, l.drafts = l.rows[:0], l.drafts[:0]
+		read := l.n
+		for len(l.rows) < bulkChunk {
+			d, err := next()
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if l.n == maxBulkRows {
+				return fmt.Errorf("%w: more than %d rows", ErrInvalid, maxBulkRows)
+			}
+			if d.r == nil {
+				l.bulk.Undecoded++
+				l.write = false
+			} else if err := d.of(l.r); err != nil {
+				return fmt.Errorf("row %d: %w", l.n, err)
+			} else {
+				l.rows, l.drafts = append(l.rows, l.n), append(l.drafts, d)
+			}
+			l.n++
+		}
+		if len(l.rows) > 0 {
+			if err := l.chunk(ctx); err != nil {
+				return err
+			}
+		}
+		if l.opt.Progress != nil && l.n > read {
+			l.opt.Progress(l.n)
+		}
+	}
+	l.checkLaterRefs()
+	switch {
+	case len(l.bulk.Rows) > 0 || l.bulk.Undecoded > 0:
+		sortRowErrors(l.bulk.Rows)
+		return &l.bulk
+	case l.refusal != nil:
+		return l.refusal
+	}
+	return nil
+}
+
+// maxBulkRows bounds a load's rows, whose indexes firstRow keeps in 32 bits.
+const maxBulkRows = 1<<31 - 1
+
+// chunk prepares, checks and, while the load writes, write-checks and writes the chunk.
+func (l *bulkLoad) chunk(ctx context.Context) error {
+	problems := len(l.bulk.Rows)
+	l.ok = l.ok[:0]
+	for i, d := range l.drafts {
+		err := l.s.prepareNew(l.r, d.rec, d.given, l.org)
+		if err != nil {
+			l.bulk.add(l.rows[i], err)
+		}
+		l.ok = append(l.ok, err == nil)
+	}
+	if err := l.checkChunk(ctx); err != nil {
+		return err
+	}
+	if len(l.bulk.Rows) > problems {
+		sortRowErrors(l.bulk.Rows[problems:])
+		l.write = false
+	}
+	if !l.write {
+		return nil
+	}
+	if l.check != nil {
+		for i, d := range l.drafts {
+			if err := l.check(ctx, l.s, l.r, nil, d.rec); err != nil {
+				l.refusal, l.write = fmt.Errorf("row %d: %w", l.rows[i], err), false
+				return nil
+			}
+		}
+	}
+	if l.w == nil {
+		var err error
+		if l.w, err = l.s.newBulkWriter(ctx, l.r); err != nil {
+			return err
+		}
+	}
+	recs := make([]Record, len(l.drafts))
+	for i, d := range l.drafts {
+		recs[i] = d.rec
+	}
+	return l.w.write(ctx, recs)
+}
+
+// bulkWriter writes a load's chunks into r's table on the load's transaction: with COPY on
+// PostgreSQL, in multi-row INSERT statements prepared once otherwise.
+type bulkWriter struct {
+	s     *Store
+	r     *Resource
+	pg    *pgTx
+	stmts map[int]*sql.Stmt
+	args  []any
+	reset func()
+}
+
+func (s *Store) newBulkWriter(ctx context.Context, r *Resource) (*bulkWriter, error) {
+	w := &bulkWriter{s: s, r: r, stmts: map[int]*sql.Stmt{}}
+	if t, ok := s.db.Statement.ConnPool.(*pgTx); ok {
+		w.pg = t
+		return w, nil
+	}
+	if s.dialect == SQLite {
+		// The writer's page cache holds the indexes' pages that a load of rows in random key
+		// order touches again and again; the connection's usual bound (sqliteCacheKiB) made
+		// a load of 100,000 rows read and write the same pages ten times as long.
+		pool := s.db.Statement.ConnPool
+		if _, err := pool.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", sqliteBulkCacheKiB)); err != nil {
+			return nil, translate(r, err)
+		}
+		w.reset = func() {
+			pool.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteCacheKiB))
+		}
+	}
+	return w, nil
+}
+
+func (w *bulkWriter) close(context.Context) {
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	if w.reset != nil {
+		w.reset()
+	}
+}
+
+func (w *bulkWriter) write(ctx context.Context, rows []Record) error {
+	if w.pg != nil {
+		return w.s.copyRows(ctx, w.pg, w.r, rows)
+	}
+	return w.insertRows(ctx, rows)
+}
+
 // copyRows writes rows into r's table with PostgreSQL's COPY, on the connection of the
-// transaction t. COPY has no ON CONFLICT: a key that another writer stored since CheckAll
-// fails the whole COPY as a unique violation, and the transaction with it. Like the
+// transaction t. COPY has no ON CONFLICT: a key that another writer stored since the
+// checks fails the whole COPY as a unique violation, and the transaction with it. Like the
 // engine's statements it does not see the caller's cancellation (see detach); its deadline
-// grows with the rows: the store's timeout per 10,000 rows begun, about what the batches of
-// single INSERT statements it replaces had, each within the timeout. (A 10 s deadline for
-// 50,000 people was too short on this machine under load.)
-func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Record, progress func(int)) error {
+// grows with the rows: the store's timeout per 10,000 rows begun.
+func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Record) error {
 	cols := make([]string, len(r.Fields))
 	for i, f := range r.Fields {
 		cols[i] = f.Column
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout*time.Duration(1+len(rows)/10000))
 	defer cancel()
-	src := &copySource{r: r, rows: rows, i: -1, progress: progress}
+	src := &copySource{r: r, rows: rows, i: -1}
 	return t.conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -175,9 +431,6 @@ func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Recor
 		if n < int64(len(rows)) {
 			return conflict(r, r.Key)
 		}
-		if progress != nil {
-			progress(len(rows))
-		}
 		return nil
 	})
 }
@@ -185,19 +438,15 @@ func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Recor
 // copySource hands COPY the rows' stored values: uuids as their 16 bytes (COPY's binary
 // format takes no text for them), datetimes as their stored text.
 type copySource struct {
-	r        *Resource
-	rows     []Record
-	i        int
-	vals     []any
-	err      error
-	progress func(int)
+	r    *Resource
+	rows []Record
+	i    int
+	vals []any
+	err  error
 }
 
 func (c *copySource) Next() bool {
 	c.i++
-	if c.progress != nil && c.i > 0 && c.i%10000 == 0 {
-		c.progress(c.i)
-	}
 	return c.i < len(c.rows) && c.err == nil
 }
 
@@ -226,44 +475,29 @@ func (c *copySource) Err() error { return c.err }
 const bulkVars = 4000
 
 // insertRows writes rows into r's table in multi-row INSERT statements, each prepared once
-// on s's transaction. A record whose key is taken inserts nothing (see onKeyConflict) and
-// fails the load as a conflict.
-func (s *Store) insertRows(ctx context.Context, r *Resource, rows []Record, progress func(int)) error {
+// per load on its transaction. A record whose key is taken inserts nothing (see
+// onKeyConflict) and fails the load as a conflict.
+func (w *bulkWriter) insertRows(ctx context.Context, rows []Record) error {
+	r := w.r
 	per := max(1, min(len(rows), bulkVars/len(r.Fields)))
-	stmts := map[int]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
-	pool := s.db.Statement.ConnPool
-	if s.dialect == SQLite {
-		// The writer's page cache holds the indexes' pages that a load of rows in random key
-		// order touches again and again; the connection's usual bound (sqliteCacheKiB) made
-		// a load of 100,000 rows read and write the same pages ten times as long.
-		if _, err := pool.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", sqliteBulkCacheKiB)); err != nil {
-			return translate(r, err)
-		}
-		defer pool.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteCacheKiB))
-	}
-	args := make([]any, 0, per*len(r.Fields))
+	pool := w.s.db.Statement.ConnPool
 	for start := 0; start < len(rows); start += per {
 		end := min(start+per, len(rows))
-		st := stmts[end-start]
+		st := w.stmts[end-start]
 		if st == nil {
 			var err error
-			if st, err = pool.PrepareContext(ctx, s.insertRowsSQL(r, end-start)); err != nil {
+			if st, err = pool.PrepareContext(ctx, w.s.insertRowsSQL(r, end-start)); err != nil {
 				return translate(r, err)
 			}
-			stmts[end-start] = st
+			w.stmts[end-start] = st
 		}
-		args = args[:0]
+		w.args = w.args[:0]
 		for _, rec := range rows[start:end] {
 			for _, f := range r.Fields {
-				args = append(args, storageValue(rec[f.Index]))
+				w.args = append(w.args, storageValue(rec[f.Index]))
 			}
 		}
-		res, err := st.ExecContext(ctx, args...)
+		res, err := st.ExecContext(ctx, w.args...)
 		if err != nil {
 			return translate(r, err)
 		}
@@ -271,9 +505,6 @@ func (s *Store) insertRows(ctx context.Context, r *Resource, rows []Record, prog
 			return translate(r, err)
 		} else if n < int64(end-start) {
 			return conflict(r, r.Key) // a stored record has the key of one of these
-		}
-		if progress != nil {
-			progress(end)
 		}
 	}
 	return nil

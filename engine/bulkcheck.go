@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"sort"
@@ -14,94 +15,156 @@ import (
 // existingBatch bounds the values of one IN (…) when checking which values exist.
 const existingBatch = 500
 
-// records returns the records of drafts of r (nil for the zero Draft).
-func records(r *Resource, drafts []Draft) ([]Record, error) {
-	recs := make([]Record, len(drafts))
-	for i, d := range drafts {
-		if d.r == nil {
-			continue
+// checkChunk reports the problems of the load's chunk, besides the member problems that
+// prepareNew found (required, null, validate rules, organization):
+//   - a key or unique constraint that the row shares with an earlier row of the load ("…
+//     repeats row j"; null and, for unique constraints, empty strings never collide, as in the
+//     database);
+//   - a key or unique constraint that the partition held before the load;
+//   - a value of a member that declares `references` naming no record of the referenced
+//     resource, in the partition or, when it refers to r itself, in the load (the rows after
+//     the chunk are looked at once all are read: checkLaterRefs).
+//
+// The problems of each set come in the order of the rows, each row's repeat before its
+// "already has", as a whole file's came in one pass before the load read by chunks.
+func (l *bulkLoad) checkChunk(ctx context.Context) error {
+	for si, set := range l.sets {
+		if err := l.checkSet(ctx, set, l.seen[si], si > 0); err != nil {
+			return err
 		}
-		if err := d.of(r); err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		recs[i] = d.rec
 	}
-	return recs, nil
+	for _, f := range l.r.Fields {
+		if f.References != nil {
+			if err := l.checkReferences(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// CheckAll prepares the records of a bulk insert as InsertAll does (keys, defaults, the
-// caller's organization, hooks) and returns every problem it finds, without writing:
-//   - each record's member problems (required, null, validate rules, organization);
-//   - a key or unique constraint that two records of the batch share (null and, for unique
-//     constraints, empty strings never collide, as in the database);
-//   - a key or single-field unique value that the partition already holds;
-//   - a value of a member that declares `references` naming no record of the referenced
-//     resource, in the partition or in the batch itself.
-//
-// A zero drafts[i] is a row the caller could not decode: it is skipped, its index kept. The
-// drafts are completed in place. The result is nil when there is no problem; problems are
-// ordered by row.
-func (s *Store) CheckAll(ctx context.Context, r *Resource, drafts []Draft, scope Scope) (*BulkError, error) {
-	if err := scope.check(); err != nil {
-		return nil, err
+// checkSet reports the chunk's rows whose tuple of set repeats an earlier row's, or that the
+// partition held before the load. It asks the partition about the tuples first seen in the
+// chunk only: the load may have written the earlier ones, and a repeated tuple was stored
+// before the load exactly when its first row's was.
+func (l *bulkLoad) checkSet(ctx context.Context, set []*Field, seen map[tupleHash]firstRow, unique bool) error {
+	r := l.r
+	var firsts, repeats []int // indexes in the chunk
+	var texts []string        // by index in the chunk, for the rows of firsts and repeats
+	var tuples [][]any        // the values of firsts
+	texts = make([]string, len(l.drafts))
+	for i, d := range l.drafts {
+		if !l.ok[i] {
+			continue
+		}
+		k, skip := tuple(set, d.rec, unique)
+		if skip {
+			continue
+		}
+		texts[i] = k
+		h := hashTuple(k)
+		if first, dup := seen[h]; dup {
+			l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set[0].Name,
+				Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set), k, first.row)})
+			repeats = append(repeats, i)
+			continue
+		}
+		seen[h] = firstRow{row: int32(l.rows[i])}
+		firsts = append(firsts, i)
+		vals := make([]any, len(set))
+		for j, f := range set {
+			vals[j] = storageValue(d.rec[f.Index])
+		}
+		tuples = append(tuples, vals)
 	}
-	recs, err := records(r, drafts)
+	have := map[string]bool{}
+	if !l.empty {
+		var err error
+		if have, err = l.s.existingTuples(ctx, r, set, tuples, unique); err != nil {
+			return err
+		}
+	}
+	already := func(i int) {
+		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set[0].Name,
+			Msg: fmt.Sprintf("another %s already has %s %s", r.Name, fieldNames(set), texts[i])})
+	}
+	for _, i := range firsts {
+		if have[texts[i]] {
+			h := hashTuple(texts[i])
+			seen[h] = firstRow{row: seen[h].row, stored: true}
+			already(i)
+		}
+	}
+	for _, i := range repeats {
+		if seen[hashTuple(texts[i])].stored {
+			already(i)
+		}
+	}
+	return nil
+}
+
+// hashTuple is the hash of a tuple's text that a load keeps across chunks.
+func hashTuple(k string) tupleHash {
+	sum := sha256.Sum256([]byte(k))
+	return tupleHash(sum[:16])
+}
+
+// sortRowErrors orders problems by row, keeping the order of each row's.
+func sortRowErrors(rows []RowError) {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Row < rows[j].Row })
+}
+
+// checkReferences reports the chunk's rows whose value of f names no record of f.References
+// in the partition. A value of a member referring to r itself may name a row of the load: one
+// read so far, or one read later, which checkLaterRefs looks for once every row is read.
+func (l *bulkLoad) checkReferences(ctx context.Context, f *Field) error {
+	to := f.References
+	self := to == l.r
+	inLoad := func(v any) bool { // v names a row read so far
+		if !self {
+			return false
+		}
+		_, ok := l.seen[0][hashTuple(text(v))]
+		return ok
+	}
+	var values []any
+	asked := map[string]bool{}
+	for i, d := range l.drafts {
+		if v := d.rec[f.Index]; l.ok[i] && v != nil && !inLoad(v) && !asked[text(v)] {
+			asked[text(v)] = true
+			values = append(values, v)
+		}
+	}
+	have, err := l.s.existing(ctx, to, to.Key[0], values, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	org := scope.orgFor(r)
-	bulk := &BulkError{}
-	ok := make([]bool, len(recs))
-	for i, rec := range recs {
-		if rec == nil {
+	for i, d := range l.drafts {
+		v := d.rec[f.Index]
+		if !l.ok[i] || v == nil || inLoad(v) || have[text(v)] {
 			continue
 		}
-		if err := s.prepareNew(r, rec, drafts[i].given, org); err != nil {
-			bulk.add(i, err)
+		if self {
+			l.later = append(l.later, laterRef{row: l.rows[i], field: f, value: text(v)})
 			continue
 		}
-		ok[i] = true
+		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: f.Name,
+			Msg: fmt.Sprintf("%s %s names no %s", f.Name, text(v), to.Name)})
 	}
-	sets := append([][]*Field{r.Key}, r.Unique...)
-	for si, set := range sets {
-		first := map[string]int{}
-		for i, rec := range recs {
-			if !ok[i] {
-				continue
-			}
-			k, skip := tuple(set, rec, si > 0)
-			if skip {
-				continue
-			}
-			if j, dup := first[k]; dup {
-				bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: set[0].Name,
-					Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set), k, j)})
-				continue
-			}
-			first[k] = i
+	return nil
+}
+
+// checkLaterRefs reports the references to r itself that named no record when their chunk
+// was checked, and no row of the whole load either.
+func (l *bulkLoad) checkLaterRefs() {
+	for _, ref := range l.later {
+		if _, ok := l.seen[0][hashTuple(ref.value)]; ok {
+			continue
 		}
-		check := s.checkExistingSet
-		if len(set) == 1 {
-			check = func(ctx context.Context, r *Resource, set []*Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
-				return s.checkExisting(ctx, r, set[0], recs, ok, unique, bulk)
-			}
-		}
-		if err := check(ctx, r, set, recs, ok, si > 0, bulk); err != nil {
-			return nil, err
-		}
+		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: ref.row, Member: ref.field.Name,
+			Msg: fmt.Sprintf("%s %s names no %s", ref.field.Name, ref.value, l.r.Name)})
 	}
-	for _, f := range r.Fields {
-		if f.References != nil {
-			if err := s.checkReferences(ctx, r, f, recs, ok, bulk); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(bulk.Rows) == 0 {
-		return nil, nil
-	}
-	sort.SliceStable(bulk.Rows, func(i, j int) bool { return bulk.Rows[i].Row < bulk.Rows[j].Row })
-	return bulk, nil
+	l.later = nil
 }
 
 // tuple renders the values of set in rec as one comparable string; skip is true when a value
@@ -128,74 +191,21 @@ func fieldNames(set []*Field) string {
 	return strings.Join(names, ", ")
 }
 
-// checkExisting reports the records whose value of f (a key or single-field unique
-// constraint of r) the partition already holds.
-func (s *Store) checkExisting(ctx context.Context, r *Resource, f *Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
-	var values []any
-	for i, rec := range recs {
-		if ok[i] && rec[f.Index] != nil && !(unique && rec[f.Index] == "") {
-			values = append(values, rec[f.Index])
-		}
-	}
-	have, err := s.existing(ctx, r, f, values, unique)
-	if err != nil {
-		return err
-	}
-	for i, rec := range recs {
-		if ok[i] && rec[f.Index] != nil && have[text(rec[f.Index])] {
-			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: f.Name,
-				Msg: fmt.Sprintf("another %s already has %s %s", r.Name, f.Name, text(rec[f.Index]))})
-		}
-	}
-	return nil
-}
-
-// checkExistingSet reports the records whose values of set (a key or unique constraint of r
-// of several fields) the partition already holds, as checkExisting does for one field.
-func (s *Store) checkExistingSet(ctx context.Context, r *Resource, set []*Field, recs []Record, ok []bool, unique bool, bulk *BulkError) error {
-	rowsOf := map[string][]int{}
-	var tuples [][]any
-	for i, rec := range recs {
-		if !ok[i] {
-			continue
-		}
-		k, skip := tuple(set, rec, unique)
-		if skip {
-			continue
-		}
-		if _, seen := rowsOf[k]; !seen {
-			vals := make([]any, len(set))
-			for j, f := range set {
-				vals[j] = storageValue(rec[f.Index])
-			}
-			tuples = append(tuples, vals)
-		}
-		rowsOf[k] = append(rowsOf[k], i)
-	}
-	have, err := s.existingTuples(ctx, r, set, tuples, unique)
-	if err != nil {
-		return err
-	}
-	for k, rows := range rowsOf {
-		if !have[k] {
-			continue
-		}
-		for _, i := range rows {
-			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: set[0].Name,
-				Msg: fmt.Sprintf("another %s already has %s %s", r.Name, fieldNames(set), k)})
-		}
-	}
-	return nil
-}
-
 // existingTuples returns which of tuples (values of r's stored fields set) the partition
 // holds, rendered as tuple renders them. The condition is an OR of equalities on every field,
 // which both stores answer from the set's index (a row-value IN list is not SQLite's). The
 // index of a unique constraint leaves out empty strings (see DDL): each arm repeats that
 // condition, without which neither store may use the partial index, and each arm read every
 // row of its first member's value instead (seeding 100,000 people slowed from 2 minutes to
-// over 20).
+// over 20). A set of one field is looked up as existing looks its values up.
 func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, tuples [][]any, unique bool) (map[string]bool, error) {
+	if len(set) == 1 {
+		values := make([]any, len(tuples))
+		for i, t := range tuples {
+			values[i] = t[0]
+		}
+		return s.existing(ctx, r, set[0], values, unique)
+	}
 	have := map[string]bool{}
 	per := max(1, existingBatch/len(set))
 	for start := 0; start < len(tuples); start += per {
@@ -271,39 +281,6 @@ func storedText(f *Field, s string) string {
 		}
 	}
 	return s
-}
-
-// checkReferences reports the records whose value of f names no record of f.References,
-// neither in the partition nor, when f refers to r itself, in the batch.
-func (s *Store) checkReferences(ctx context.Context, r *Resource, f *Field, recs []Record, ok []bool, bulk *BulkError) error {
-	to := f.References
-	inBatch := map[string]bool{}
-	if to == r {
-		for i, rec := range recs {
-			if ok[i] {
-				inBatch[text(rec[r.Key[0].Index])] = true
-			}
-		}
-	}
-	var values []any
-	seen := map[string]bool{}
-	for i, rec := range recs {
-		if v := rec[f.Index]; ok[i] && v != nil && !inBatch[text(v)] && !seen[text(v)] {
-			seen[text(v)] = true
-			values = append(values, v)
-		}
-	}
-	have, err := s.existing(ctx, to, to.Key[0], values, false)
-	if err != nil {
-		return err
-	}
-	for i, rec := range recs {
-		if v := rec[f.Index]; ok[i] && v != nil && !inBatch[text(v)] && !have[text(v)] {
-			bulk.Rows = append(bulk.Rows, RowError{Row: i, Member: f.Name,
-				Msg: fmt.Sprintf("%s %s names no %s", f.Name, text(v), to.Name)})
-		}
-	}
-	return nil
 }
 
 // existing returns which of values (of r's stored field f) the partition holds, by text. For a

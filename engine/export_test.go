@@ -1,5 +1,7 @@
 package engine
 
+import "testing"
+
 // Exported for the engine_test package only.
 
 // Given reports whether member was given.
@@ -92,4 +94,11 @@ func (s *Store) InsertStatement(r *Resource, d Draft) Statement {
 		vals[i] = d.rec[f.Index]
 	}
 	return s.bothWays(insertPlan(r), vals)
+}
+
+// SetBulkChunk makes bulk loads check and write n rows at a time until the test ends.
+func SetBulkChunk(t testing.TB, n int) {
+	old := bulkChunk
+	bulkChunk = n
+	t.Cleanup(func() { bulkChunk = old })
 }

@@ -206,7 +206,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 			}
 		}
 		// A load that breaks a stored record's unique constraint of several members is refused
-		// with the row's problem naming the constraint's members, and writes nothing (CheckAll
+		// with the row's problem naming the constraint's members, and writes nothing (the load
 		// looks the pairs up; before, the database's refusal of the whole load was the answer).
 		drafts, err := w.DecodeArray([]byte("[" + widget("NEW1", "") + "," + widget("DUP", "") + "]"))
 		if err != nil {
@@ -219,7 +219,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 			t.Errorf("load breaking a stored unique constraint: %v, want a problem of row 1 naming OrganizationIdentifier, WidgetCode", err)
 		}
 		// A file that repeats a stored key, or repeats a key itself, loads nothing and names the
-		// key at the row (CheckAll reports every problem of the file at once).
+		// key at the row (the load reports every problem of the file at once).
 		drafts, err = w.DecodeArray([]byte("[" + widget("F1", id) + "]"))
 		if err != nil {
 			t.Fatal(err)

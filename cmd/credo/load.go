@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +24,12 @@ byte, line breaks inside quotes included. Every problem of the file is reported 
 0-based row index: members that do not parse as their type, required members, rules, keys and
 unique constraints repeated within the file or already in the partition, and references that
 the descriptor declares. Any problem: nothing is written, exit status 1.
+
+The file is read as it is checked and written, 5,000 rows at a time, in one transaction: memory
+holds one chunk and a hash of each key and unique value of the file, not the file. On SQLite
+that transaction holds the partition's writer from the first row's checks to the end: other
+writes to the partition wait for it (at most the database timeout). --dry-run writes nothing
+and holds no writer.
 
 Tables of credentials (signing keys, client secrets, issued and revoked tokens) are refused:
 credo writes them itself (credo secret).`
@@ -71,11 +77,12 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 		return fmt.Errorf("%s holds credentials: credo writes it itself and does not load it (use credo secret)", r.Name)
 	}
 	file := fs.Arg(0)
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return err
 	}
-	drafts, problems, err := decodeFile(r, file, data)
+	defer f.Close()
+	rows, err := newRowReader(r, file, f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -85,32 +92,25 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	}
 	defer db.Close()
 	store, _ := db.Store(p)
-	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), len(drafts))
-	if len(problems) > 0 || *dryRun {
-		bulk, err := store.CheckAll(ctx, r, drafts, engine.AllOrganizations())
-		if err != nil {
-			return err
-		}
-		if bulk != nil {
-			problems = append(problems, bulk.Rows...)
-		}
-		if len(problems) > 0 {
-			return report(file, problems, stderr)
-		}
-		fmt.Fprintf(stdout, "dry run: %d %s record(s) would be loaded into %s; nothing was written\n", len(drafts), r.Name, p)
-		return nil
-	}
+	progress := newProgress(stderr, fmt.Sprintf("load %s into %s", r.Name, p), rows.share)
 	progress.show(0)
-	err = store.InsertAllProgress(ctx, r, drafts, engine.AllOrganizations(), progress.show)
+	n, err := store.InsertFrom(ctx, r, rows.next, engine.AllOrganizations(), engine.BulkOptions{DryRun: *dryRun, Progress: progress.show})
 	progress.done()
+	if rows.err != nil {
+		return fmt.Errorf("%s: %w", file, rows.err)
+	}
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
-		return report(file, bulk.Rows, stderr)
+		return report(file, append(rows.problems, bulk.Rows...), stderr)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", len(drafts), r.Name, p)
+	if *dryRun {
+		fmt.Fprintf(stdout, "dry run: %d %s record(s) would be loaded into %s; nothing was written\n", n, r.Name, p)
+		return nil
+	}
+	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", n, r.Name, p)
 	return nil
 }
 
@@ -128,51 +128,142 @@ func report(file string, problems []engine.RowError, stderr io.Writer) error {
 	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
 }
 
-// decodeFile reads JSON (a .json file or one starting with '[') or CSV into drafts: drafts[i]
-// is the zero Draft for a row with problems, which are returned, every one, rather than as an error.
-func decodeFile(r *engine.Resource, name string, data []byte) ([]engine.Draft, []engine.RowError, error) {
-	if strings.EqualFold(filepath.Ext(name), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
-		var raws []json.RawMessage
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return nil, nil, fmt.Errorf("the file must be a JSON array of %s objects: %v", r.Name, err)
-		}
-		drafts := make([]engine.Draft, len(raws))
-		var problems []engine.RowError
-		for i, raw := range raws {
-			d, err := r.DecodeDraft(raw)
-			if err != nil {
-				problems = append(problems, rowErrors(i, err)...)
-				continue
-			}
-			drafts[i] = d
-		}
-		return drafts, problems, nil
+// rowReader reads a file's rows one at a time, as the engine's RowSource (next): JSON (a
+// .json file or one starting with '[') element by element, or CSV row by row. A row with
+// problems is the zero Draft, its problems kept in problems, every one; malformed JSON or
+// CSV ends the rows with err.
+type rowReader struct {
+	r *engine.Resource
+	// read returns the next row's draft or its problem (problem), or ends the rows (err).
+	read     func() (d engine.Draft, problem, err error)
+	row      int
+	problems []engine.RowError
+	err      error
+	// share is the share of the file read so far, in percent; -1 when its size is unknown.
+	share func() int
+}
+
+// newRowReader reads the start of the file in f (the opening bracket, or the CSV header).
+func newRowReader(r *engine.Resource, name string, f *os.File) (*rowReader, error) {
+	counted := &countingReader{r: f}
+	var size int64 = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
 	}
-	cr := engine.NewCSVReader(bytes.NewReader(data))
+	rr := &rowReader{r: r, share: func() int {
+		if size <= 0 {
+			return -1
+		}
+		return int(min(100, counted.n*100/size))
+	}}
+	br := bufio.NewReaderSize(counted, 64<<10)
+	if strings.EqualFold(filepath.Ext(name), ".json") || startsWithBracket(br) {
+		return rr, rr.startJSON(br)
+	}
+	return rr, rr.startCSV(br)
+}
+
+// startsWithBracket reports whether the first byte after white space is '['.
+func startsWithBracket(br *bufio.Reader) bool {
+	for n := 1; n <= br.Size(); n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		switch c := b[n-1]; {
+		case c == '[':
+			return true
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			return false
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+func (rr *rowReader) startJSON(br *bufio.Reader) error {
+	dec := json.NewDecoder(br)
+	notArray := func(err error) error {
+		return fmt.Errorf("the file must be a JSON array of %s objects: %v", rr.r.Name, err)
+	}
+	if tok, err := dec.Token(); err != nil {
+		return notArray(err)
+	} else if tok != json.Delim('[') {
+		return notArray(fmt.Errorf("it starts with %v", tok))
+	}
+	rr.read = func() (engine.Draft, error, error) {
+		if !dec.More() {
+			if _, err := dec.Token(); err != nil { // the closing bracket
+				return engine.Draft{}, nil, notArray(err)
+			}
+			if _, err := dec.Token(); err != io.EOF {
+				return engine.Draft{}, nil, notArray(errors.New("something follows the array"))
+			}
+			return engine.Draft{}, nil, io.EOF
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return engine.Draft{}, nil, notArray(err)
+		}
+		d, problem := rr.r.DecodeDraft(raw)
+		return d, problem, nil
+	}
+	return nil
+}
+
+func (rr *rowReader) startCSV(br *bufio.Reader) error {
+	cr := engine.NewCSVReader(br)
 	header, err := cr.Read()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read CSV header: %w", err)
+		return fmt.Errorf("read CSV header: %w", err)
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	var drafts []engine.Draft
-	var problems []engine.RowError
-	for row := 0; ; row++ {
+	rr.read = func() (engine.Draft, error, error) {
 		cells, err := cr.Read()
 		if err == io.EOF {
-			break
+			return engine.Draft{}, nil, io.EOF
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read CSV after row %d: %w", row-1, err)
+			return engine.Draft{}, nil, fmt.Errorf("read CSV after row %d: %w", rr.row-1, err)
 		}
-		d, err := r.DecodeRow(header, cells)
-		if err != nil {
-			problems = append(problems, rowErrors(row, err)...)
-		}
-		drafts = append(drafts, d)
+		d, problem := rr.r.DecodeRow(header, cells)
+		return d, problem, nil
 	}
-	return drafts, problems, nil
+	return nil
+}
+
+// next is the engine's RowSource: the next row's draft, the zero Draft for a row with
+// problems, io.EOF at the end.
+func (rr *rowReader) next() (engine.Draft, error) {
+	d, problem, err := rr.read()
+	if err != nil {
+		if err != io.EOF {
+			rr.err = err
+		}
+		return engine.Draft{}, err
+	}
+	if problem != nil {
+		rr.problems = append(rr.problems, rowErrors(rr.row, problem)...)
+		d = engine.Draft{}
+	}
+	rr.row++
+	return d, nil
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // rowErrors lists a row's decoding problems, one per member message.
@@ -190,26 +281,33 @@ func rowErrors(row int, err error) []engine.RowError {
 	return out
 }
 
-// progress rewrites one line on a terminal; elsewhere (a file, a pipe) it writes nothing.
+// progress rewrites one line on a terminal; elsewhere (a file, a pipe) it writes nothing. The
+// number of rows is not known before the file is read: it shows the rows read and the
+// share of the file's bytes.
 type progress struct {
 	w     io.Writer
 	what  string
-	total int
+	share func() int
 }
 
-func newProgress(w io.Writer, what string, total int) *progress {
+func newProgress(w io.Writer, what string, share func() int) *progress {
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return &progress{w: w, what: what, total: total}
+			return &progress{w: w, what: what, share: share}
 		}
 	}
 	return &progress{}
 }
 
-func (p *progress) show(written int) {
-	if p.w != nil && p.total > 0 {
-		fmt.Fprintf(p.w, "\r%s: %d/%d records (%d%%)", p.what, written, p.total, written*100/p.total)
+func (p *progress) show(rows int) {
+	if p.w == nil {
+		return
 	}
+	if share := p.share(); share >= 0 {
+		fmt.Fprintf(p.w, "\r%s: %d records (%d%% of the file)", p.what, rows, share)
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s: %d records", p.what, rows)
 }
 
 func (p *progress) done() {

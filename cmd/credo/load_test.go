@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,6 +167,99 @@ func TestLoadCSVKeepsValues(t *testing.T) {
 			}
 			if code, _, stderr := cli(t, append(args, bad)...); code == 0 || !strings.Contains(stderr, "line 2: a quoted value is not closed") {
 				t.Errorf("malformed CSV: exit %d, %s", code, stderr)
+			}
+		})
+	}
+}
+
+// TestLoadStreamsTheFile: a file of several chunks (the engine checks and writes 5,000 rows at
+// a time), CSV or JSON, is read row by row: a row repeating a row of an earlier chunk and a
+// row that does not decode are both reported, and nothing is written; the same rows without
+// them load; malformed JSON after rows already written loads nothing.
+func TestLoadStreamsTheFile(t *testing.T) {
+	const rows = 12000
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := testenv.Partition(t)
+			write := func(name string, data []byte) string {
+				t.Helper()
+				file := filepath.Join(dir, name)
+				if err := os.WriteFile(file, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return file
+			}
+			csvRows := func(code func(i int) string, size func(i int) string) []byte {
+				data := []byte("WidgetCode,OrganizationIdentifier,WidgetSize\n")
+				for i := range rows {
+					data = fmt.Appendf(data, "%s,%s,%s\n", code(i), orgOne, size(i))
+				}
+				return data
+			}
+			jsonRows := func(code func(i int) string) []byte {
+				data := []byte("[")
+				for i := range rows {
+					if i > 0 {
+						data = append(data, ",\n"...)
+					}
+					data = fmt.Appendf(data, `{"WidgetCode":%q,"OrganizationIdentifier":%q}`, code(i), orgOne)
+				}
+				return append(data, ']')
+			}
+			plain := func(i int) string { return fmt.Sprintf("C%d", i) }
+			repeat := func(i int) string {
+				if i == 11500 {
+					return "C7"
+				}
+				return plain(i)
+			}
+			noSize := func(int) string { return "" }
+			badSize := func(i int) string {
+				if i == 6000 {
+					return "big"
+				}
+				return ""
+			}
+			args := []string{"load", "--database", b.URL, "--partition", p, "--descriptors", fixtures, "--resource", "Widget"}
+			load := func(file string, extra ...string) (int, string, string) {
+				t.Helper()
+				return cli(t, append(append(args, extra...), file)...)
+			}
+			for _, file := range []string{write("bad.csv", csvRows(repeat, badSize)), write("bad.json", jsonRows(repeat))} {
+				code, _, stderr := load(file)
+				want := []string{"row 11500: OrganizationIdentifier, WidgetCode " + orgOne + ", C7 repeats row 7"}
+				if strings.HasSuffix(file, ".csv") {
+					want = append([]string{"row 6000: WidgetSize"}, want...)
+				}
+				want = append(want, fmt.Sprintf("%d problem(s); nothing was written", len(want)))
+				if code != 1 || len(strings.Split(strings.TrimSpace(stderr), "\n")) != len(want) {
+					t.Errorf("%s: exit %d, want 1 and %d lines:\n%s", file, code, len(want), stderr)
+				}
+				for _, w := range want {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("%s: the report does not say %q:\n%s", file, w, stderr)
+					}
+				}
+			}
+			truncated := jsonRows(plain)
+			truncated = append(truncated[:len(truncated)-1], `,{"WidgetCode":`...)
+			if code, _, stderr := load(write("truncated.json", truncated)); code != 1 || !strings.Contains(stderr, "the file must be a JSON array of Widget objects") {
+				t.Errorf("truncated JSON: exit %d, %s", code, stderr)
+			}
+			if code, _, stderr := load(write("trailing.json", append(jsonRows(plain), "[]"...))); code != 1 || !strings.Contains(stderr, "something follows the array") {
+				t.Errorf("JSON after the array: exit %d, %s", code, stderr)
+			}
+			if code, out, stderr := load(write("good.csv", csvRows(plain, noSize)), "--dry-run"); code != 0 || !strings.Contains(out, fmt.Sprintf("dry run: %d Widget record(s) would be loaded", rows)) {
+				t.Fatalf("dry run: %d %s %s", code, out, stderr)
+			}
+			// Nothing was written: every row of the good file loads.
+			if code, out, stderr := load(filepath.Join(dir, "good.csv")); code != 0 || !strings.Contains(out, fmt.Sprintf("loaded %d Widget", rows)) {
+				t.Fatalf("good CSV: %d %s %s", code, out, stderr)
+			}
+			more := jsonRows(func(i int) string { return fmt.Sprintf("J%d", i) })
+			if code, out, stderr := load(write("more", more)); code != 0 || !strings.Contains(out, fmt.Sprintf("loaded %d Widget", rows)) {
+				t.Fatalf("good JSON without .json: %d %s %s", code, out, stderr)
 			}
 		})
 	}
