@@ -86,7 +86,8 @@ func (in *inserter) add(s *recordSetter) error {
 }
 
 // sqliteMaxVariables is SQLite's limit on bind values in one statement. engine.InsertAll
-// batches rows by PostgreSQL's limit (65535), so on SQLite each call must stay under this one.
+// batches its statements far below it itself (4,000 values); the harness still gives it at most
+// this many values' rows per call on SQLite, so that each call's transaction stays short.
 const sqliteMaxVariables = 32766
 
 // chunk is how many records one InsertAll call takes.
