@@ -29,8 +29,8 @@ type outageAnswer struct {
 	took   time.Duration
 }
 
-// outageServer is credo serve on PostgreSQL behind a proxy, with a database timeout of one
-// second and no rate limits: send sends a call with the operator's token.
+// outageServer is credo serve on PostgreSQL behind a proxy, with an operator's secret and
+// token: send sends a call with a token.
 type outageServer struct {
 	proc  *process
 	proxy *testenv.Proxy
@@ -42,7 +42,8 @@ type outageServer struct {
 
 const outageTimeout = time.Second
 
-func newOutageServer(t *testing.T) *outageServer {
+// newOutageServer starts the server with --database-timeout timeout and args.
+func newOutageServer(t *testing.T, timeout time.Duration, args ...string) *outageServer {
 	t.Helper()
 	pg := testenv.Postgres(t)
 	dbURL, proxy := testenv.ProxyURL(t, pg)
@@ -55,8 +56,8 @@ func newOutageServer(t *testing.T) *outageServer {
 	if err := json.Unmarshal([]byte(out), &sec); err != nil {
 		t.Fatal(err)
 	}
-	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--partitions", part,
-		"--database-timeout", outageTimeout.String(), "--rate-limits", "off", "--shutdown-timeout", testShutdownTimeout.String())
+	p := startCredo(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--partitions", part,
+		"--database-timeout", timeout.String(), "--shutdown-timeout", testShutdownTimeout.String()}, args...)...)
 	root := "http://" + p.waitAddr(t)
 	base := root + "/v2/" + part + "/"
 	send := func(c outageCall, token string) outageAnswer {
@@ -100,7 +101,7 @@ func newOutageServer(t *testing.T) *outageServer {
 // problem document with Retry-After, the probes their own documents), never a 500 or a hang;
 // and each answers normally again once the database is back, without a restart.
 func TestEveryRouteThroughAnOutage(t *testing.T) {
-	o := newOutageServer(t)
+	o := newOutageServer(t, outageTimeout, "--rate-limits", "off")
 	p, proxy, send, token := o.proc, o.proxy, o.send, o.token
 	const timeout = outageTimeout
 	sec := struct{ Secret, OrganizationIdentifier string }{o.secret, o.org}
@@ -212,7 +213,7 @@ func TestEveryRouteThroughAnOutage(t *testing.T) {
 // people import is being checked and written in one transaction: it answers 503 with Retry-After,
 // nothing of it is kept, and the same file imports whole once the database is back.
 func TestImportWhenPostgresGoesDownMidway(t *testing.T) {
-	o := newOutageServer(t)
+	o := newOutageServer(t, outageTimeout, "--rate-limits", "off")
 	var b strings.Builder
 	b.WriteString("[")
 	const rows = 20000

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -192,59 +191,29 @@ func TestServeSignalDuringStartup(t *testing.T) {
 	}
 }
 
-// frozenServer starts credo serve on PostgreSQL behind a proxy, with an operator's token.
-func frozenServer(t *testing.T, timeout string) (*process, *testenv.Proxy, func(method, path, body string) (int, time.Duration)) {
+// frozenServer starts credo serve on PostgreSQL behind a proxy (newOutageServer), and returns
+// a call with the operator's token that gives the status (0: no response) and the time taken.
+func frozenServer(t *testing.T, timeout time.Duration) (*process, *testenv.Proxy, func(method, path, body string) (int, time.Duration)) {
 	t.Helper()
-	pg := testenv.Postgres(t)
-	dbURL, proxy := testenv.ProxyURL(t, pg)
-	part := testenv.Partition(t)
-	code, out, stderr := cli(t, "secret", "create", "--database", dbURL, "--partition", part, "--operator", "--email", "ops@example.com", "--json")
-	if code != 0 {
-		t.Fatalf("secret create: %d %s", code, stderr)
-	}
-	var sec struct{ Secret string }
-	json.Unmarshal([]byte(out), &sec)
-	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--partitions", part, "--database-timeout", timeout,
-		"--shutdown-timeout", testShutdownTimeout.String())
-	base := "http://" + p.waitAddr(t) + "/v2/" + part + "/"
-	var token string
+	o := newOutageServer(t, timeout)
 	call := func(method, path, body string) (int, time.Duration) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
+		a := o.send(outageCall{method: method, path: path, body: body}, o.token)
+		if a.status == 0 {
+			t.Logf("%s %s: %s", method, path, a.body)
 		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		start := time.Now()
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Logf("%s %s: %v", method, path, err)
-			return 0, time.Since(start) // status 0: no response
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if path == "security/tokens/generate" {
-			var tok struct{ AccessToken string }
-			json.Unmarshal(b, &tok)
-			token = tok.AccessToken
-		}
-		return res.StatusCode, time.Since(start)
-	}
-	if st, _ := call("POST", "security/tokens/generate", `{"Secret":"`+sec.Secret+`"}`); st != http.StatusOK || token == "" {
-		t.Fatalf("tokens/generate: %d", st)
+		return a.status, a.took
 	}
 	if st, _ := call("GET", "directory/people", ""); st != http.StatusOK {
 		t.Fatalf("people before the freeze: %d", st)
 	}
-	return p, proxy, call
+	return o.proc, o.proxy, call
 }
 
 // TestServeWithPostgresFrozen: with PostgreSQL frozen, requests fail with 503 within the
 // statement timeout, and SIGTERM with a request in flight drains and exits 0 well within the
 // shutdown timeout.
 func TestServeWithPostgresFrozen(t *testing.T) {
-	p, proxy, call := frozenServer(t, "1s")
+	p, proxy, call := frozenServer(t, time.Second)
 	proxy.Freeze()
 	var wg sync.WaitGroup
 	for _, path := range []string{"directory/people", "security/users-comments/count", "platform/health", "directory/people?Take=5"} {
@@ -274,7 +243,7 @@ func TestServeWithPostgresFrozen(t *testing.T) {
 // TestServeShutdownRunsOutOfTime: a request that outlives the shutdown timeout (its statement
 // timeout is longer) is abandoned: credo exits 3 at the shutdown timeout and says so.
 func TestServeShutdownRunsOutOfTime(t *testing.T) {
-	p, proxy, call := frozenServer(t, "1m")
+	p, proxy, call := frozenServer(t, time.Minute)
 	proxy.Freeze()
 	go call("GET", "directory/people", "") // abandoned at the shutdown timeout: no response
 	time.Sleep(300 * time.Millisecond)
