@@ -17,29 +17,19 @@ const (
 // kept and so never matches: If-Match compares strongly), or ["*"]; nil when the request
 // sends none. A value that is not "*" or a list of entity tags, or names no tag at all, is a
 // 400 naming the header: a condition the server cannot read is never taken as no condition.
-func IfMatch(r *http.Request) ([]string, error) {
-	vs := r.Header.Values(IfMatchHeader)
-	if len(vs) == 0 {
-		return nil, nil
-	}
-	star, tags, err := entityTags(IfMatchHeader, vs)
-	if err != nil {
-		return nil, err
-	}
-	if star {
-		return []string{"*"}, nil
-	}
-	return tags, nil
-}
+func IfMatch(r *http.Request) ([]string, error) { return tagsOf(r, IfMatchHeader) }
 
 // IfNoneMatch returns the entity tags of the request's If-None-Match, as sent, or ["*"]; nil
 // when the request sends none. A malformed one is a 400 naming the header.
-func IfNoneMatch(r *http.Request) ([]string, error) {
-	vs := r.Header.Values(IfNoneMatchHeader)
+func IfNoneMatch(r *http.Request) ([]string, error) { return tagsOf(r, IfNoneMatchHeader) }
+
+// tagsOf reads the entity tags of a conditional header, ["*"] for "*", nil when absent.
+func tagsOf(r *http.Request, header string) ([]string, error) {
+	vs := r.Header.Values(header)
 	if len(vs) == 0 {
 		return nil, nil
 	}
-	star, tags, err := entityTags(IfNoneMatchHeader, vs)
+	star, tags, err := entityTags(header, vs)
 	if err != nil {
 		return nil, err
 	}
