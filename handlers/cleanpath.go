@@ -34,6 +34,8 @@ func isCleanPath(p string) bool {
 // would be a separator, and `/v2/e01/security%2Fusers` would name the route
 // `/v2/e01/security/users` that a proxy's per-path rule sees as another path (one segment).
 // No route takes a slash inside a segment, so such a path is refused like an unclean one.
+// net/url keeps the path as sent in RawPath only when it differs from Path's own encoding, as
+// one with %2F does: a request without RawPath (nearly all) is answered without a scan.
 func hasEncodedSlash(u *url.URL) bool {
-	return strings.Count(u.EscapedPath(), "/") != strings.Count(u.Path, "/")
+	return u.RawPath != "" && strings.Count(u.EscapedPath(), "/") != strings.Count(u.Path, "/")
 }
