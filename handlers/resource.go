@@ -115,14 +115,16 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The full record's encoding is the ETag's input and, unprojected, the body too.
-	body := engine.AppendJSON(make([]byte, 0, 512), rec, h.res.Output)
-	if done, err := checkNotModified(w, r, engine.ETagOfJSON(body)); done || err != nil {
+	buf := body()
+	b := engine.AppendJSON(*buf, rec, h.res.Output)
+	defer func() { release(buf, b) }()
+	if done, err := checkNotModified(w, r, engine.ETagOfJSON(b)); done || err != nil {
 		return err
 	}
 	if projected {
-		body = engine.AppendJSON(body[:0], rec, fields)
+		b = engine.AppendJSON(b[:0], rec, fields)
 	}
-	return problem.Body(w, http.StatusOK, body)
+	return problem.Body(w, http.StatusOK, b)
 }
 
 // checkNotModified sets the ETag of a record and, when the request's If-None-Match names it (or
@@ -344,8 +346,9 @@ type pagination struct {
 // goes out through deadline.Writer, so that a large page to a slow reader finishes as long as
 // it keeps reading.
 func writeRecords(w http.ResponseWriter, r *http.Request, recs []engine.Record, fields []*engine.Field) error {
-	b := make([]byte, 0, 256*len(recs)+2)
-	b = append(b, '[')
+	buf := body()
+	b := append(*buf, '[')
+	defer func() { release(buf, b) }()
 	for i, rec := range recs {
 		if i > 0 {
 			b = append(b, ',')

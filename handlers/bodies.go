@@ -1,0 +1,29 @@
+package handlers
+
+import "sync"
+
+// maxPooledBody is the largest buffer bodies keeps: a larger page is encoded into a buffer of
+// its own, which the collector takes back, so that one large answer does not stay resident.
+const maxPooledBody = 256 << 10
+
+// bodies recycles the buffers that JSON answers are encoded into. A page of 20 comments grew
+// its buffer by doubling from a guess, a third of the bytes a list allocated; with the pool a
+// list or a get encodes into a buffer that an earlier answer left, and allocates none.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// body returns an empty buffer from the pool; release gives it back once written.
+func body() *[]byte {
+	b := bodies.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// release returns b, grown to hold grown, to the pool unless it outgrew maxPooledBody. The
+// answer must have been written: net/http has copied or sent the bytes when Write returns.
+func release(b *[]byte, grown []byte) {
+	if cap(grown) > maxPooledBody {
+		return
+	}
+	*b = grown
+	bodies.Put(b)
+}
