@@ -8,8 +8,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"credo/engine"
 )
@@ -59,13 +61,68 @@ func (c Continuation) Token(q engine.Query, page int, next engine.Cursor) (strin
 	if len(c.Key) < minContinuationKey {
 		return "", fmt.Errorf("request: no continuation key for partition %q", c.Partition)
 	}
-	j, err := json.Marshal(token{Page: page, After: next})
+	j, err := appendToken(make([]byte, 0, 128), page, next)
 	if err != nil {
 		return "", fmt.Errorf("request: continuation of %s: %w", c.Resource.Name, err)
 	}
-	b := make([]byte, 0, 1+len(j)+sha256.Size)
-	b = append(append(append(b, continueVersion), j...), c.mac(q, j)...)
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	m := c.signer()
+	defer m.release()
+	var sum [sha256.Size]byte
+	copy(sum[:], m.sum(c, q, j))
+	m.buf = append(append(append(m.buf[:0], continueVersion), j...), sum[:]...)
+	b := make([]byte, 0, base64.RawURLEncoding.EncodedLen(len(m.buf)))
+	return string(base64.RawURLEncoding.AppendEncode(b, m.buf)), nil
+}
+
+// appendToken appends J, the JSON of token{page, after}, as encoding/json writes it: plain
+// values by hand, anything else (a string json would escape, a type not listed) through
+// json.Marshal, so that a token's bytes do not depend on which path wrote them.
+func appendToken(b []byte, page int, after engine.Cursor) ([]byte, error) {
+	start := len(b)
+	b = append(b, `{"Page":`...)
+	b = strconv.AppendInt(b, int64(page), 10)
+	b = append(b, `,"After":`...)
+	if after == nil {
+		return append(b, "null}"...), nil
+	}
+	b = append(b, '[')
+	for i, v := range after {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch x := v.(type) {
+		case nil:
+			b = append(b, "null"...)
+		case bool:
+			b = strconv.AppendBool(b, x)
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case string:
+			if !plainJSON(x) {
+				return appendMarshalled(b[:start], page, after)
+			}
+			b = append(append(append(b, '"'), x...), '"')
+		default:
+			return appendMarshalled(b[:start], page, after)
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
+func appendMarshalled(b []byte, page int, after engine.Cursor) ([]byte, error) {
+	j, err := json.Marshal(token{Page: page, After: after})
+	return append(b, j...), err
+}
+
+// plainJSON reports whether encoding/json writes s as it is between quotes: printable ASCII
+// without the quote, the backslash and the characters it escapes for HTML (<, >, &).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // Read checks a Continue token against q and returns the page number and position it
@@ -80,7 +137,10 @@ func (c Continuation) Read(q engine.Query, tok string) (int, engine.Cursor, erro
 		return 0, nil, engine.InvalidMember("Continue", "Continue is not a continuation token of this server; use the Continuation member of an X-Query-Pagination header as it came")
 	}
 	j, sum := b[1:len(b)-sha256.Size], b[len(b)-sha256.Size:]
-	if !hmac.Equal(sum, c.mac(q, j)) {
+	m := c.signer()
+	ok := hmac.Equal(sum, m.sum(c, q, j))
+	m.release()
+	if !ok {
 		return 0, nil, engine.InvalidMember("Continue",
 			"Continue does not continue this query: it was issued for another query (filters, Sort, Take, Includes, Excludes, Format, organization or partition) or altered; send the query that gave it unchanged with Continue, or start again without Continue")
 	}
@@ -100,10 +160,54 @@ func (c Continuation) Read(q engine.Query, tok string) (int, engine.Cursor, erro
 	return t.Page, after, nil
 }
 
-// mac returns HMAC-SHA256(Key, version ‖ B ‖ j), every part of B length-prefixed. B is built
-// in one buffer and hashed in one write: a write per part was 2% of a list's CPU.
-func (c Continuation) mac(q engine.Query, j []byte) []byte {
-	b := make([]byte, 0, 256+len(j))
+// signer is an HMAC-SHA256 state for one key, ready to write, and the buffer its input is
+// built in. hmac.New derives the key's pads into two new digests, which was most of the cost of
+// a token; signers are pooled per key instead (see signers).
+type signer struct {
+	mac  hash.Hash
+	buf  []byte
+	pool *sync.Pool
+}
+
+// signers holds a pool of signers per continuation key (one per partition); a key is at most
+// a few dozen bytes and partitions are few, so the map stays small.
+var signers struct {
+	sync.RWMutex
+	pools map[string]*sync.Pool
+}
+
+// signer returns a signer for c's key from its pool.
+func (c Continuation) signer() *signer {
+	signers.RLock()
+	p := signers.pools[string(c.Key)]
+	signers.RUnlock()
+	if p == nil {
+		key := bytes.Clone(c.Key)
+		signers.Lock()
+		if p = signers.pools[string(key)]; p == nil {
+			p = &sync.Pool{}
+			p.New = func() any { return &signer{mac: hmac.New(sha256.New, key), pool: p} }
+			if signers.pools == nil {
+				signers.pools = map[string]*sync.Pool{}
+			}
+			signers.pools[string(key)] = p
+		}
+		signers.Unlock()
+	}
+	return p.Get().(*signer)
+}
+
+func (m *signer) release() {
+	if cap(m.buf) <= MaxContinueLength {
+		m.pool.Put(m)
+	}
+}
+
+// sum returns HMAC-SHA256(Key, version ‖ B ‖ j), every part of B length-prefixed. B is built
+// in one buffer and hashed in one write: a write per part was 2% of a list's CPU. The sum is
+// valid until the signer's next use.
+func (m *signer) sum(c Continuation, q engine.Query, j []byte) []byte {
+	b := m.buf[:0]
 	b = append(b, continueVersion)
 	b = appendField(b, c.Partition)
 	b = appendField(b, c.Resource.Name)
@@ -117,7 +221,7 @@ func (c Continuation) mac(q engine.Query, j []byte) []byte {
 	for _, cond := range q.Conds {
 		b = appendField(b, cond.Field.Name)
 		b = appendField(b, string(cond.Op))
-		b = appendField(b, fmt.Sprintf("%T %v", cond.Value, cond.Value))
+		b = appendValue(b, cond.Value)
 	}
 	b = appendField(b, strconv.Itoa(len(q.Sort)))
 	for _, t := range q.Sort {
@@ -130,10 +234,22 @@ func (c Continuation) mac(q engine.Query, j []byte) []byte {
 	}
 	b = appendField(b, strconv.Itoa(q.Take))
 	b = appendField(b, string(q.Format))
-	b = appendField(b, string(j))
-	m := hmac.New(sha256.New, c.Key)
-	m.Write(b)
-	return m.Sum(nil)
+	b = binary.AppendUvarint(b, uint64(len(j)))
+	b = append(b, j...)
+	m.buf = b
+	m.mac.Reset()
+	m.mac.Write(b)
+	return m.mac.Sum(b[len(b):])
+}
+
+// appendValue appends a filter's value as the field fmt.Sprintf("%T %v", v, v) would give:
+// strings without fmt, the rest through it.
+func appendValue(b []byte, v any) []byte {
+	if s, ok := v.(string); ok {
+		b = binary.AppendUvarint(b, uint64(len("string ")+len(s)))
+		return append(append(b, "string "...), s...)
+	}
+	return appendField(b, fmt.Sprintf("%T %v", v, v))
 }
 
 // appendField appends s to b with its length before it (a uvarint).

@@ -3,8 +3,11 @@ package request_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"credo/engine"
@@ -139,5 +142,65 @@ func TestContinuationTokenIsStable(t *testing.T) {
 	const want = "AXsiUGFnZSI6MywiQWZ0ZXIiOls0LCIwMTkwYTZmMC0wMDAwLTcwMDAtODAwMC0wMDAwMDAwMDAwMGEiXX0vkqWoxGziIJcQoaYvCz8z0eGR8OmDo2zv2wMcLvd-0g"
 	if tok != want {
 		t.Errorf("token\n got %s\nwant %s", tok, want)
+	}
+}
+
+// TestContinuationUnderConcurrency: tokens signed and read by many goroutines at once, with
+// two partitions' keys, are each the token signed alone and read back (the signers are pooled
+// per key; run with -race).
+func TestContinuationUnderConcurrency(t *testing.T) {
+	reg, err := engine.Load(os.DirFS("../../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reg.MustByName("Widget")
+	v, _ := url.ParseQuery("WidgetCode=A&Sort=WidgetSize desc&Take=5")
+	q, err := request.ListQuery(w, v, request.KindList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conts := []request.Continuation{
+		{Key: bytes.Repeat([]byte{7}, 32), Partition: "e01", Resource: w, Kind: request.KindList, Scope: engine.Organization("org-a")},
+		{Key: bytes.Repeat([]byte{9}, 40), Partition: "e02", Resource: w, Kind: request.KindList, Scope: engine.Organization("org-a")},
+	}
+	at := func(i int) engine.Cursor {
+		return engine.Cursor{int64(i), fmt.Sprintf("0190a6f0-0000-7000-8000-%012d", i)}
+	}
+	want := make([][]string, len(conts))
+	for k, c := range conts {
+		for i := range 50 {
+			tok, err := c.Token(q, i+2, at(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[k] = append(want[k], tok)
+		}
+	}
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 400 {
+				k, i := (g+n)%2, n%50
+				tok, err := conts[k].Token(q, i+2, at(i))
+				if err != nil || tok != want[k][i] {
+					bad.Add(1)
+					continue
+				}
+				page, after, err := conts[k].Read(q, tok)
+				if err != nil || page != i+2 || after[1] != at(i)[1] {
+					bad.Add(1)
+				}
+				if _, _, err := conts[1-k].Read(q, tok); err == nil {
+					bad.Add(1) // the other partition's key must refuse it
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d of 3,200 concurrent signings or readings went wrong", n)
 	}
 }
