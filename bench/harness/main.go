@@ -223,7 +223,10 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		credoTargets[p] = t
 	}
 	ct := credoTargets[mainPartition]
-	rt := target{addr: cfg.refAddr, header: []string{"Accept: application/json"}}
+	// The reference server is sent the very requests credo is, the credential included (it
+	// ignores it): both servers read the same bytes, and only credo's work on them differs.
+	refTarget := func(p string) target { return target{addr: cfg.refAddr, header: credoTargets[p].header} }
+	rt := refTarget(mainPartition)
 	s := summary{Backend: backend, Auth: auth, CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
 	// round runs one round of a case on t: the warm-up only in the first round. It also
@@ -266,7 +269,7 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 			if err != nil {
 				return pair{}, err
 			}
-			r, rcpu, err := round(name, rt, p, i)
+			r, rcpu, err := round(name, refTarget(p), p, i)
 			if err != nil {
 				return pair{}, err
 			}
