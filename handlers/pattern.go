@@ -1,17 +1,12 @@
 package handlers
 
-import (
-	"net/http"
-	"strings"
-
-	"github.com/gorilla/mux"
-)
+import "strings"
 
 // pattern matches a route template such as "/v2/{partition}/security/users-comments/{CommentIdentifier}"
 // segment by segment, with the meaning gorilla/mux gives it (a variable is one non-empty
 // segment, no trailing slash unless the template has one), but without a regular expression:
 // matching every route of a bucket with regular expressions was a tenth of the CPU of a get by
-// id under load. It is a mux.MatcherFunc that also fills the route's variables.
+// id under load.
 type pattern struct {
 	segs  []string // a literal segment, or a variable's name when vars[i]
 	vars  []bool
@@ -33,33 +28,31 @@ func compilePattern(template string) *pattern {
 	return p
 }
 
-// match reports whether the request's path fits the template and, when it does, sets the
-// variables of the match. A path that does not fit allocates nothing.
-func (p *pattern) match(r *http.Request, m *mux.RouteMatch) bool {
-	path := r.URL.Path
+// match reports whether path fits the template and, when it does, returns its variables
+// (nil for a template without any). A path that does not fit allocates nothing.
+func (p *pattern) match(path string) (map[string]string, bool) {
 	if path == "" || path[0] != '/' {
-		return false
+		return nil, false
 	}
 	path = path[1:]
 	rest := path
 	for i, want := range p.segs {
 		seg, next, more := strings.Cut(rest, "/")
 		if more == (i == len(p.segs)-1) || (p.vars[i] && seg == "") || (!p.vars[i] && seg != want) {
-			return false // another literal, an empty variable, more segments or fewer
+			return nil, false // another literal, an empty variable, more segments or fewer
 		}
 		rest = next
 	}
-	m.Vars = nil // gorilla/mux makes an empty map
 	if p.nvars == 0 {
-		return true
+		return nil, true
 	}
-	m.Vars = make(map[string]string, p.nvars)
+	vars := make(map[string]string, p.nvars)
 	for i, name := range p.segs {
 		seg, next, _ := strings.Cut(path, "/")
 		if p.vars[i] {
-			m.Vars[name] = seg
+			vars[name] = seg
 		}
 		path = next
 	}
-	return true
+	return vars, true
 }

@@ -156,7 +156,7 @@ func (s *Server) Handler() (http.Handler, error) {
 	allowed := map[string][]string{}
 	answered := map[string]bool{} // paths whose 405 route is registered
 	add := func(method, path string, h http.Handler) {
-		v2.handle(path, h).Methods(method)
+		v2.handle(method, path, h)
 		allowed[path] = append(allowed[path], method)
 	}
 	for _, m := range s.ownRoutes() {
@@ -193,7 +193,7 @@ func (s *Server) Handler() (http.Handler, error) {
 				}
 				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], serve))
 			} else if op == engine.OpCount || op == engine.OpSearch {
-				v2.handle(path, methodNotAllowed(nil)) // before the item routes take it for an id
+				v2.handle("", path, methodNotAllowed(nil)) // before the item routes take it for an id
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		for _, p := range paths {
 			methods := append([]string(nil), allowed[p]...)
 			sort.Strings(methods)
-			v2.handle(p, methodNotAllowed(methods))
+			v2.handle("", p, methodNotAllowed(methods))
 			answered[p] = true
 		}
 	}
@@ -300,54 +300,69 @@ func (s *Server) writeCheck(r *engine.Resource) (engine.WriteCheck, error) {
 }
 
 // v2Router dispatches a /v2/{partition}/... request by the first two segments after the
-// partition (its key, e.g. "security/users-comments") to a router holding only the routes of
-// that key. Each route matches its template with a pattern, not gorilla/mux's regular
-// expressions, and its handler runs behind the partition middleware. Routes whose key is not
-// literal go to other, which also answers what no bucket matches.
+// partition (its key, e.g. "security/users-comments") to the routes of that key (a bucket),
+// tried in the order they were added: the first whose method (any, for a route added without
+// one) and template fit serves the request, its template's variables set for mux.Vars. What
+// no route of its bucket fits goes to other, the routes whose key is not literal, and what
+// none fits there to notFound. Templates match as gorilla/mux's would (see pattern), without
+// its router: gorilla/mux copied each request twice, for its variables and for its route.
 type v2Router struct {
-	buckets    map[string]*mux.Router
-	other      *mux.Router
+	buckets    map[string][]v2Route
+	other      []v2Route
+	notFound   http.Handler
 	middleware mux.MiddlewareFunc
 	obs        *observe.Observer
 }
 
+// v2Route is one template of a v2 route with its method ("" for any) and handler.
+type v2Route struct {
+	pattern *pattern
+	method  string
+	handler http.Handler
+}
+
 func newV2Router(notFound http.Handler, middleware mux.MiddlewareFunc, obs *observe.Observer) *v2Router {
-	v := &v2Router{buckets: map[string]*mux.Router{}, middleware: middleware, obs: obs}
-	v.other = v.router(notFound)
-	return v
+	return &v2Router{buckets: map[string][]v2Route{}, notFound: notFound, middleware: middleware, obs: obs}
 }
 
-// router returns a router whose unmatched requests go to fallback. It never cleans a path
-// and redirects (Handler answers unclean paths with 404 before routing).
-func (v *v2Router) router(fallback http.Handler) *mux.Router {
-	r := mux.NewRouter().SkipClean(true)
-	r.NotFoundHandler, r.MethodNotAllowedHandler = fallback, fallback
-	return r
-}
-
-// handle adds a route for path (relative to the partition) to its key's router.
-func (v *v2Router) handle(path string, h http.Handler) *mux.Route {
-	key := routeKey(path)
-	r := v.other
-	if !strings.Contains(key, "{") {
-		if r = v.buckets[key]; r == nil {
-			r = v.router(v.other)
-			v.buckets[key] = r
-		}
-	}
+// handle adds a route for method ("" for any) and path (relative to the partition) to its
+// key's bucket.
+func (v *v2Router) handle(method, path string, h http.Handler) {
 	template := v2Prefix + path
-	return r.NewRoute().MatcherFunc(compilePattern(template).match).Handler(observe.Name(v.obs.Route(template), v.middleware(h)))
+	rt := v2Route{pattern: compilePattern(template), method: method,
+		handler: observe.Name(v.obs.Route(template), v.middleware(h))}
+	if key := routeKey(path); !strings.Contains(key, "{") {
+		v.buckets[key] = append(v.buckets[key], rt)
+		return
+	}
+	v.other = append(v.other, rt)
 }
 
 func (v *v2Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, "/v2/")
 	if _, rest, ok := strings.Cut(rest, "/"); ok {
-		if b, ok := v.buckets[routeKey(rest)]; ok {
-			b.ServeHTTP(w, r)
+		if b, ok := v.buckets[routeKey(rest)]; ok && serveFirst(b, w, r) {
 			return
 		}
 	}
-	v.other.ServeHTTP(w, r)
+	if !serveFirst(v.other, w, r) {
+		v.notFound.ServeHTTP(w, r)
+	}
+}
+
+// serveFirst serves r with the first of routes that fits it and reports whether one did.
+func serveFirst(routes []v2Route, w http.ResponseWriter, r *http.Request) bool {
+	for i := range routes {
+		rt := &routes[i]
+		if rt.method != "" && rt.method != r.Method {
+			continue
+		}
+		if vars, ok := rt.pattern.match(r.URL.Path); ok {
+			rt.handler.ServeHTTP(w, mux.SetURLVars(r, vars))
+			return true
+		}
+	}
+	return false
 }
 
 // routeKey returns the first two segments of a path relative to the partition.
