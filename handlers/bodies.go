@@ -19,7 +19,8 @@ func body() *[]byte {
 }
 
 // release returns b, grown to hold grown, to the pool unless it outgrew maxPooledBody. The
-// answer must have been written: net/http has copied or sent the bytes when Write returns.
+// answer must have been written: net/http's HTTP/1.1 writer has copied or sent the bytes when
+// Write returns (credo serves no HTTP/2, whose writer could still read them).
 func release(b *[]byte, grown []byte) {
 	if cap(grown) > maxPooledBody {
 		return
