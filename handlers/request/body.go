@@ -65,6 +65,9 @@ func Read(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 
 // IsJSON reports whether a Content-Type names JSON.
 func IsJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // what most clients send, without parsing parameters into a map
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
