@@ -11,17 +11,17 @@ const maxPooledBody = 256 << 10
 // list or a get encodes into a buffer that an earlier answer left, and allocates none.
 var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// body returns an empty buffer from the pool; release gives it back once written.
-func body() *[]byte {
+// bodyBuffer returns an empty buffer from the pool; releaseBody gives it back once written.
+func bodyBuffer() *[]byte {
 	b := bodies.Get().(*[]byte)
 	*b = (*b)[:0]
 	return b
 }
 
-// release returns b, grown to hold grown, to the pool unless it outgrew maxPooledBody. The
+// releaseBody returns b, grown to hold grown, to the pool unless it outgrew maxPooledBody. The
 // answer must have been written: net/http's HTTP/1.1 writer has copied or sent the bytes when
 // Write returns (credo serves no HTTP/2, whose writer could still read them).
-func release(b *[]byte, grown []byte) {
+func releaseBody(b *[]byte, grown []byte) {
 	if cap(grown) > maxPooledBody {
 		return
 	}

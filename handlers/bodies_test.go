@@ -16,10 +16,11 @@ import (
 	"credo/internal/testenv"
 )
 
-// TestAnswersDoNotShareBuffers: gets and lists encode into pooled buffers. Served by eight
-// clients at once, every answer is byte for byte the one served alone: a buffer given back to
-// the pool before its answer was written, or shared by two answers, would mix them. One page
-// is larger than the pool keeps.
+// TestAnswersDoNotShareBuffers: gets, lists and creates encode into pooled buffers. Served by
+// eight clients at once, every get and list answer is byte for byte the one served alone, and
+// two more clients' creates each answer the record they made: a buffer given back to the pool
+// before its answer was written, or shared by two answers, would mix them. One page is larger
+// than the pool keeps.
 func TestAnswersDoNotShareBuffers(t *testing.T) {
 	reg := registry(t)
 	for _, b := range testenv.Backends(t) {
@@ -61,8 +62,34 @@ func TestAnswersDoNotShareBuffers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// create answers a new comment and reports whether its body and Location are its own.
+			create := func(text string) bool {
+				res, err := ts.Client().Post(ts.URL+"/v2/"+ts.partition+"/security/users-comments", "application/json",
+					strings.NewReader(fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":%q}`,
+						user, uuid.NewString(), user, text)))
+				if err != nil {
+					return false
+				}
+				defer res.Body.Close()
+				var rec struct{ CommentIdentifier, CommentText string }
+				if res.StatusCode != http.StatusCreated || json.NewDecoder(res.Body).Decode(&rec) != nil {
+					return false
+				}
+				return rec.CommentText == text && strings.HasSuffix(res.Header.Get("Location"), "/"+rec.CommentIdentifier)
+			}
 			var wg sync.WaitGroup
 			var wrong atomic.Int64
+			for g := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for n := range 60 {
+						if !create(fmt.Sprintf("created by %d, %d: %s", g, n, strings.Repeat("x", n*50))) {
+							wrong.Add(1)
+						}
+					}
+				}()
+			}
 			for g := range 8 {
 				wg.Add(1)
 				go func() {
@@ -78,7 +105,7 @@ func TestAnswersDoNotShareBuffers(t *testing.T) {
 			}
 			wg.Wait()
 			if n := wrong.Load(); n != 0 {
-				t.Errorf("%d of 960 concurrent answers differ from the same request served alone", n)
+				t.Errorf("%d of 960 concurrent answers differ from the same request served alone, or of 120 creates answer another record", n)
 			}
 		})
 	}

@@ -115,9 +115,9 @@ func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The full record's encoding is the ETag's input and, unprojected, the body too.
-	buf := body()
+	buf := bodyBuffer()
 	b := engine.AppendJSON(*buf, rec, h.res.Output)
-	defer func() { release(buf, b) }()
+	defer func() { releaseBody(buf, b) }()
 	if done, err := checkNotModified(w, r, engine.ETagOfJSON(b)); done || err != nil {
 		return err
 	}
@@ -182,12 +182,18 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	loc := "/v2/" + mux.Vars(r)["partition"] + "/" + h.res.Path
 	for _, k := range h.res.Key {
-		loc += "/" + url.PathEscape(fmt.Sprint(rec[k.Index]))
+		v, ok := rec[k.Index].(string)
+		if !ok {
+			v = fmt.Sprint(rec[k.Index])
+		}
+		loc += "/" + url.PathEscape(v)
 	}
 	// The body is the full record's encoding, so it gives the ETag too (encoded once).
-	out := engine.AppendJSON(make([]byte, 0, 512), rec, h.res.Output)
-	w.Header().Set("Location", loc)
-	w.Header().Set("ETag", engine.ETagOfJSON(out))
+	buf := bodyBuffer()
+	out := engine.AppendJSON(*buf, rec, h.res.Output)
+	defer func() { releaseBody(buf, out) }()
+	w.Header()["Location"] = []string{loc}
+	w.Header()["Etag"] = []string{engine.ETagOfJSON(out)}
 	return problem.Body(w, http.StatusCreated, out)
 }
 
@@ -346,9 +352,9 @@ type pagination struct {
 // goes out through deadline.Writer, so that a large page to a slow reader finishes as long as
 // it keeps reading.
 func writeRecords(w http.ResponseWriter, r *http.Request, recs []engine.Record, fields []*engine.Field) error {
-	buf := body()
+	buf := bodyBuffer()
 	b := append(*buf, '[')
-	defer func() { release(buf, b) }()
+	defer func() { releaseBody(buf, b) }()
 	for i, rec := range recs {
 		if i > 0 {
 			b = append(b, ',')
