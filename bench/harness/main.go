@@ -259,42 +259,58 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		}
 		return res, cpu1 - cpu0, err
 	}
-	// measure runs a case on credo and on the reference server in alternating rounds.
-	measure := func(name, p string) (pair, error) {
-		var cs, rs []load.Result
-		var cpu [2]time.Duration // credo, ref: in rounds without warm-up
-		var served [2]int64
+	// measureEach runs a case on credo and on the reference server in alternating rounds, on
+	// each of parts in the same rounds: round i runs every partition (credo, then ref) before
+	// round i+1, so that the machine's drift over the minutes it takes hits every partition
+	// alike, as alternating hits credo and ref alike.
+	measureEach := func(name string, parts []string) ([]pair, error) {
+		cs := make([][]load.Result, len(parts))
+		rs := make([][]load.Result, len(parts))
+		cpu := make([][2]time.Duration, len(parts)) // credo, ref: in rounds without warm-up
+		served := make([][2]int64, len(parts))
 		for i := 0; i < cfg.rounds; i++ {
-			c, ccpu, err := round(name, credoTargets[p], p, i)
-			if err != nil {
-				return pair{}, err
-			}
-			r, rcpu, err := round(name, refTarget(p), p, i)
-			if err != nil {
-				return pair{}, err
-			}
-			cs, rs = append(cs, c), append(rs, r)
-			if ccpu > 0 && rcpu > 0 {
-				cpu[0], cpu[1] = cpu[0]+ccpu, cpu[1]+rcpu
-				served[0], served[1] = served[0]+c.Requests, served[1]+r.Requests
+			for j, p := range parts {
+				c, ccpu, err := round(name, credoTargets[p], p, i)
+				if err != nil {
+					return nil, err
+				}
+				r, rcpu, err := round(name, refTarget(p), p, i)
+				if err != nil {
+					return nil, err
+				}
+				cs[j], rs[j] = append(cs[j], c), append(rs[j], r)
+				if ccpu > 0 && rcpu > 0 {
+					cpu[j][0], cpu[j][1] = cpu[j][0]+ccpu, cpu[j][1]+rcpu
+					served[j][0], served[j][1] = served[j][0]+c.Requests, served[j][1]+r.Requests
+				}
 			}
 		}
-		out := pair{Case: name, Credo: load.Merge(cs...), Ref: load.Merge(rs...)}
-		if served[0] > 0 && served[1] > 0 {
-			out.CredoCPU, out.RefCPU = cpu[0]/time.Duration(served[0]), cpu[1]/time.Duration(served[1])
-		}
-		for _, x := range []struct {
-			who string
-			res load.Result
-		}{{"credo", out.Credo}, {"ref", out.Ref}} {
-			logf("%s %s on %s: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, p, x.who, x.res.RPS, ms(x.res.P50), ms(x.res.P99), x.res.Errors)
-		}
-		if name == "W4" {
-			if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
-				return out, err
+		out := make([]pair, len(parts))
+		for j, p := range parts {
+			out[j] = pair{Case: name, Credo: load.Merge(cs[j]...), Ref: load.Merge(rs[j]...)}
+			if served[j][0] > 0 && served[j][1] > 0 {
+				out[j].CredoCPU, out[j].RefCPU = cpu[j][0]/time.Duration(served[j][0]), cpu[j][1]/time.Duration(served[j][1])
+			}
+			for _, x := range []struct {
+				who string
+				res load.Result
+			}{{"credo", out[j].Credo}, {"ref", out[j].Ref}} {
+				logf("%s %s on %s: %.0f req/s, p50 %s ms, p99 %s ms, %d errors", name, p, x.who, x.res.RPS, ms(x.res.P50), ms(x.res.P99), x.res.Errors)
+			}
+			if name == "W4" {
+				if _, err := deleteW4(ctx, dbURL, reg, p); err != nil {
+					return out, err
+				}
 			}
 		}
 		return out, nil
+	}
+	measure := func(name, p string) (pair, error) {
+		out, err := measureEach(name, []string{p})
+		if err != nil {
+			return pair{}, err
+		}
+		return out[0], nil
 	}
 	var pairs []pair
 	for _, name := range []string{"W1", "W2", "W3", "W4"} {
@@ -366,18 +382,22 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		if cfg.large {
 			sizes = []dataset{growthSets[0], mainSet, growthSets[1]}
 		}
-		for _, d := range sizes {
-			row := growthRow{Rows: d.Comments, Partition: d.Partition}
-			w1, err := measure("W1", d.Partition)
-			if err != nil {
-				return err
-			}
-			w2, err := measure("W2", d.Partition)
-			if err != nil {
-				return err
-			}
-			row.W1, row.RefW1, row.W2, row.RefW2 = w1.Credo.RPS, w1.Ref.RPS, w2.Credo.RPS, w2.Ref.RPS
-			growth = append(growth, row)
+		parts := make([]string, len(sizes))
+		for i, d := range sizes {
+			parts[i] = d.Partition
+		}
+		// Every size in the same rounds: the sizes' rates are compared with each other.
+		w1, err := measureEach("W1", parts)
+		if err != nil {
+			return err
+		}
+		w2, err := measureEach("W2", parts)
+		if err != nil {
+			return err
+		}
+		for i, d := range sizes {
+			growth = append(growth, growthRow{Rows: d.Comments, Partition: d.Partition,
+				W1: w1[i].Credo.RPS, RefW1: w1[i].Ref.RPS, W2: w2[i].Credo.RPS, RefW2: w2[i].Ref.RPS})
 		}
 	}
 	if s.CredoMem, err = load.ReadMemory(credo.pid()); err != nil {
