@@ -71,17 +71,31 @@ func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression 
 		}
 		return clause.IN{Column: c, Values: vals}
 	case MatchContains:
-		pattern := "%" + escapeLike(v.(string)) + "%"
-		if s.dialect == Postgres {
-			return clause.Expr{SQL: "? ILIKE ?", Vars: []any{c, pattern}}
-		}
-		return clause.Expr{SQL: `? LIKE ? ESCAPE '\'`, Vars: []any{c, pattern}}
+		return s.Contains(clause.Expr{SQL: "?", Vars: []any{c}}, v.(string))
 	case MatchGte:
 		return clause.Gte{Column: c, Value: v}
 	case MatchLt:
 		return clause.Lt{Column: c, Value: v}
 	}
 	return clause.Eq{Column: c, Value: v}
+}
+
+// Contains returns the condition that the text expression e (a column, or SQL text of the
+// caller's own, never a request value) has v as a substring under simple case folding, the
+// rule of every contains filter (see fold.go); v is matched literally, % and _ included.
+func (s *Store) Contains(e clause.Expression, v string) clause.Expression {
+	switch {
+	case asciiFold(v):
+		pattern := "%" + escapeLike(v) + "%"
+		if s.dialect == Postgres {
+			// ILIKE folds by the collation, the "C" one ASCII only (text columns have it).
+			return clause.Expr{SQL: `? COLLATE "C" ILIKE ?`, Vars: []any{e, pattern}}
+		}
+		return clause.Expr{SQL: `? LIKE ? ESCAPE '\'`, Vars: []any{e, pattern}}
+	case s.dialect == Postgres:
+		return clause.Expr{SQL: "? ~ ?", Vars: []any{e, foldRegexp(v)}}
+	}
+	return clause.Expr{SQL: foldFunction + "(?, ?)", Vars: []any{e, v}}
 }
 
 func escapeLike(s string) string {

@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 // Exported for the engine_test package only.
 
@@ -101,4 +106,41 @@ func SetBulkChunk(t testing.TB, n int) {
 	old := bulkChunk
 	bulkChunk = n
 	t.Cleanup(func() { bulkChunk = old })
+}
+
+// FoldContainsSpec is the rule of contains filters spelled out (fold.go): some substring of
+// h, on character boundaries, is strings.EqualFold to n.
+func FoldContainsSpec(h, n string) bool {
+	if n == "" {
+		return true
+	}
+	for i := range h {
+		for j := i; j <= len(h); j++ {
+			if (j == len(h) || utf8.RuneStart(h[j])) && strings.EqualFold(h[i:j], n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FoldPairs returns pairs of a value and a filter: a few chosen ones, then count pairs of a
+// value (up to 8 characters) and a filter (up to 3) drawn, always alike, from characters
+// with unusual fold orbits and from LIKE's and regular expressions' metacharacters.
+func FoldPairs(count int) [][2]string {
+	out := [][2]string{{"İ", "i"}, {"ı", "I"}, {"\u212A", "k"}, {"ſ", "S"}, {"Straße", "SS"}, {"ẞ", "ß"},
+		{"Σς", "σΣ"}, {"a%b", "%"}, {"a_b", "_"}, {`a\b`, `\`}, {"ab", "a%b"}, {"ab", "a_"}, {"ab", `a\b`}}
+	alphabet := []rune("aAkKsSeEßẞéÉøØ\u212A\u017FΣσςµΜμǅǄǆİıiI \t%_\\.*?[]{}+(|$^1")
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func(max int) string {
+		var b strings.Builder
+		for range rng.IntN(max + 1) {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range count {
+		out = append(out, [2]string{word(8), word(3)})
+	}
+	return out
 }

@@ -174,3 +174,5 @@ SELECT count(*) FROM "widgets" AS t WHERE `t`.`organization_identifier` = ? AND 
 -- test/widgets insert
 INSERT INTO `widgets` (`organization_identifier`,`part_identifier`,`widget_code`,`widget_email`,`widget_enabled`,`widget_identifier`,`widget_made`,`widget_size`,`widget_title`) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (`widget_identifier`) DO NOTHING;
 
+-- test/widgets count with contains filters beyond ASCII
+SELECT count(*) FROM "widgets" AS t WHERE credo_contains(`t`.`widget_title`, ?) AND `t`.`part_identifier` IN (SELECT x."part_identifier" FROM "widget_parts" AS x WHERE credo_contains(`x`.`part_name`, ?));
