@@ -207,20 +207,16 @@ func (a *api) readCriteria(w http.ResponseWriter, r *http.Request) (criteria, er
 }
 
 // where limits q (from registrations) to the organization and the criteria: Name, Email and
-// Code are case-insensitive substrings of the learner's name, email and person code;
-// LastChangeTimeSince is inclusive and LastChangeTimeBefore exclusive (decisions §12).
+// Code are case-insensitive substrings of the learner's name, email and person code, matched
+// as a contains filter is (engine.Store.Contains); LastChangeTimeSince is inclusive and
+// LastChangeTimeBefore exclusive (decisions §12).
 func (a *api) where(q *gorm.DB, org string, c criteria) *gorm.DB {
 	q = q.Where(eq("r", a.t.registration, "OrganizationIdentifier", org))
 	contains := func(expr string, v *string) {
 		if v == nil || *v == "" {
 			return
 		}
-		pattern := "%" + escapeLike(*v) + "%"
-		if a.store.Dialect() == engine.Postgres {
-			q = q.Where(clause.Expr{SQL: expr + " ILIKE ?", Vars: []any{pattern}})
-		} else {
-			q = q.Where(clause.Expr{SQL: expr + ` LIKE ? ESCAPE '\'`, Vars: []any{pattern}})
-		}
+		q = q.Where(a.store.Contains(clause.Expr{SQL: expr}, *v))
 	}
 	contains(a.sql.learnerName, c.Name)
 	contains(sqlCol("u", a.t.user, "Email"), c.Email)
@@ -233,10 +229,6 @@ func (a *api) where(q *gorm.DB, org string, c criteria) *gorm.DB {
 		q = q.Where(clause.Lt{Column: changed, Value: c.LastChangeBefore.InstantKey()})
 	}
 	return q
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // countRegistrations answers {"Count": n} for the organization's registrations matching the criteria.

@@ -81,3 +81,52 @@ func TestRegistrationSearch(t *testing.T) {
 		})
 	})
 }
+
+// TestRegistrationSearchFoldsCase pins that Name, Email and Code match as a contains filter
+// does: under simple case folding beyond ASCII, accents kept, LIKE's wildcards literal.
+func TestRegistrationSearchFoldsCase(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const emilie = "0190a6f0-0000-7000-8000-0000000000c4"
+		e.insert("User", map[string]any{"UserIdentifier": emilie, "Email": "Émilie.Ørsted@example.org", "FullName": "Émilie Ørsted"})
+		e.insert("Person", map[string]any{"UserIdentifier": emilie, "OrganizationIdentifier": orgA,
+			"FullName": "Émilie Ørsted", "PersonCode": `ÉØ_5%\x`})
+		at := start(12, "09:00:00", "Z")
+		e.ok("POST", regPath(rid(1), "register-lax"), e.registerBody(venueA, at, ""))
+		e.ok("POST", regPath(rid(2), "register-lax"), fmt.Sprintf(`{"EventVenue":%q,"EventStart":%q,"Learner":%q,"Assessment":"SCI"}`, venueA, at, emilie))
+		for _, c := range []struct {
+			criteria string
+			ids      []string
+		}{
+			{criteria: `{"Name":"émilie"}`, ids: []string{rid(2)}},
+			{criteria: `{"Name":"ÉMILIE"}`, ids: []string{rid(2)}},
+			{criteria: `{"Name":"ørsted"}`, ids: []string{rid(2)}},
+			{criteria: `{"Name":"MILIE Ø"}`, ids: []string{rid(2)}},
+			{criteria: `{"Name":"emilie"}`, ids: []string{}},
+			{criteria: `{"Name":"LOVELACE"}`, ids: []string{rid(1)}},
+			{criteria: `{"Email":"ÉMILIE.ø"}`, ids: []string{rid(2)}},
+			{criteria: `{"Email":"EXAMPLE.ORG"}`, ids: []string{rid(2), rid(1)}},
+			{criteria: `{"Code":"éø_5%\\x"}`, ids: []string{rid(2)}},
+			{criteria: `{"Code":"ø_"}`, ids: []string{rid(2)}},
+			{criteria: `{"Code":"ø%5"}`, ids: []string{}},
+			{criteria: `{"Code":"%\\"}`, ids: []string{rid(2)}},
+			{criteria: `{"Code":"_"}`, ids: []string{rid(2)}},
+			{criteria: `{"Code":"L_1"}`, ids: []string{}},
+		} {
+			t.Run(c.criteria, func(t *testing.T) {
+				e := e.with(t)
+				if count := e.ok("POST", "/api/registrations/count", c.criteria); count["Count"] != float64(len(c.ids)) {
+					t.Fatalf("count %v, want %d", count, len(c.ids))
+				}
+				var items []map[string]any
+				decodeJSON(t, e.do("POST", "/api/registrations/search", c.criteria), &items)
+				got := []string{}
+				for _, it := range items {
+					got = append(got, it["RegistrationIdentifier"].(string))
+				}
+				if fmt.Sprint(got) != fmt.Sprint(c.ids) {
+					t.Fatalf("search %v, want %v", got, c.ids)
+				}
+			})
+		}
+	})
+}
