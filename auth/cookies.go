@@ -165,7 +165,7 @@ func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
 	if len(token) > MaxCookieBytes {
 		return nil, unauthenticated(ReasonMalformed, "malformed cookie: longer than %d bytes", MaxCookieBytes)
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
+	raw, err := DecodeToken(token)
 	if err != nil || len(raw) < 1+sha256.Size {
 		return nil, unauthenticated(ReasonMalformed, "malformed cookie")
 	}

@@ -37,8 +37,11 @@ type Report struct {
 // number of segments, bad base64 or JSON) is an error, wrapping ErrMalformed (a 400). Expiry is
 // judged strictly at the clock's time, without TokenLeeway; partition is not examined.
 func (t *Tokens) Report(token string) (*Report, error) {
+	if hasLineBreak(token) {
+		return nil, malformed("the token is not a well-formed JWT: %v", errLineBreak)
+	}
 	var rc jwt.RegisteredClaims
-	_, _, err := jwt.NewParser().ParseUnverified(token, &rc)
+	_, _, err := jwt.NewParser(jwt.WithStrictDecoding()).ParseUnverified(token, &rc)
 	if err != nil && errors.Is(err, jwt.ErrTokenMalformed) {
 		return nil, malformed("the token is not a well-formed JWT: %v", err)
 	}

@@ -150,6 +150,9 @@ func (t *Tokens) Issue(c Claims, lifetime int) (string, Claims, error) {
 // signature is invalid", "token expired on …", "token is for another audience", "token of
 // another partition", and so on.
 func (t *Tokens) Verify(token, partition string) (*Claims, error) {
+	if hasLineBreak(token) {
+		return nil, unauthenticated(ReasonMalformed, "malformed token: %v", errLineBreak)
+	}
 	now := t.clock()
 	if c, ok := t.verified.get(token, now); ok {
 		if c.Partition != partition {
@@ -182,6 +185,7 @@ func (t *Tokens) parser(extra ...jwt.ParserOption) *jwt.Parser {
 		jwt.WithIssuer(t.issuer),
 		jwt.WithTimeFunc(t.clock),
 		jwt.WithLeeway(TokenLeeway),
+		jwt.WithStrictDecoding(), // one text per token; Verify refuses line breaks
 	}
 	return jwt.NewParser(append(opts, extra...)...)
 }

@@ -11,9 +11,9 @@ import (
 	"hash"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 
+	"credo/auth"
 	"credo/engine"
 )
 
@@ -133,9 +133,8 @@ func (c Continuation) Read(q engine.Query, tok string) (int, engine.Cursor, erro
 	if len(c.Key) < minContinuationKey {
 		return 0, nil, fmt.Errorf("request: no continuation key for partition %q", c.Partition)
 	}
-	// Strict and no line breaks, which the decoder skips even when strict: one text per token.
-	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
-	if err != nil || strings.ContainsAny(tok, "\r\n") || len(b) < 1+sha256.Size+2 || b[0] != continueVersion {
+	b, err := auth.DecodeToken(tok) // one text per token
+	if err != nil || len(b) < 1+sha256.Size+2 || b[0] != continueVersion {
 		return 0, nil, engine.InvalidMember("Continue", "Continue is not a continuation token of this server; use the Continuation member of an X-Query-Pagination header as it came")
 	}
 	j, sum := b[1:len(b)-sha256.Size], b[len(b)-sha256.Size:]

@@ -1,7 +1,6 @@
 package security
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,7 +129,7 @@ func cookieToken(w http.ResponseWriter, r *http.Request) (string, error) {
 	if token == "" {
 		return "", problem.New(http.StatusBadRequest, "Send the cookie token as the body, or as the %s cookie.", CookieName)
 	}
-	if _, err := base64.RawURLEncoding.DecodeString(token); err != nil {
+	if _, err := auth.DecodeToken(token); err != nil {
 		return "", problem.New(http.StatusBadRequest, "The cookie token is not unpadded base64url: %v", err)
 	}
 	return token, nil
