@@ -219,6 +219,7 @@ func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) err
 	pcfg.ConnConfig.ConnectTimeout = d.limits.Timeout
 	tr := &tracer{timeout: d.limits.Timeout, refusals: d.refusals}
 	pcfg.ConnConfig.Tracer = tr
+	pcfg.AfterConnect = checkEncoding
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return fmt.Errorf("engine: open postgres: %w", err)

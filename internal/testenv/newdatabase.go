@@ -19,6 +19,15 @@ import (
 // CREDO_REQUIRE_POSTGRES=1).
 func LimitedDatabase(t testing.TB, limit int) string {
 	t.Helper()
+	return NewDatabase(t, fmt.Sprintf("CONNECTION LIMIT %d", limit))
+}
+
+// NewDatabase creates a database of its own on the test PostgreSQL with the options of CREATE
+// DATABASE given (e.g. "ENCODING 'SQL_ASCII' …"), and returns its URL; the database is dropped
+// when the test ends. The test is skipped without PostgreSQL (failed with
+// CREDO_REQUIRE_POSTGRES=1).
+func NewDatabase(t testing.TB, options string) string {
+	t.Helper()
 	raw := Postgres(t)
 	admin, err := sql.Open("pgx", raw)
 	if err != nil {
@@ -26,9 +35,9 @@ func LimitedDatabase(t testing.TB, limit int) string {
 	}
 	name := "credo_" + Partition(t)
 	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, fmt.Sprintf("CREATE DATABASE %s CONNECTION LIMIT %d", name, limit)); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
 		admin.Close()
-		t.Fatalf("create a database with a connection limit: %v", err)
+		t.Fatalf("create a database (%s): %v", options, err)
 	}
 	t.Cleanup(func() {
 		defer admin.Close()
