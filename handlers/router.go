@@ -305,7 +305,9 @@ func (s *Server) writeCheck(r *engine.Resource) (engine.WriteCheck, error) {
 // one) and template fit serves the request, its template's variables set for mux.Vars. What
 // no route of its bucket fits goes to other, the routes whose key is not literal, and what
 // none fits there to notFound. Templates match as gorilla/mux's would (see pattern), without
-// its router: gorilla/mux copied each request twice, for its variables and for its route.
+// its router: gorilla/mux copied each request twice, for its variables and for its route. So
+// mux.Vars works in a v2 handler but mux.CurrentRoute is nil there; the route's template is
+// observe's (observe.Name).
 type v2Router struct {
 	buckets    map[string][]v2Route
 	other      []v2Route
