@@ -30,13 +30,8 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 	if err := s.prepareNew(r, rec, present, org); err != nil {
 		return nil, err
 	}
-	if check := writeCheck(ctx, r); check != nil {
-		if err := check(ctx, s, r, nil, rec); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.insertRow(ctx, r, rec); err != nil {
-		return nil, translate(r, err)
+	if err := s.checkAndInsert(ctx, r, rec); err != nil {
+		return nil, err
 	}
 	if r.storedOutput {
 		// The record as written is the full record, once its write-only members are gone:
@@ -49,6 +44,28 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 		return rec, nil
 	}
 	return s.get(ctx, r, keyOf(r, rec), nil, "")
+}
+
+// checkAndInsert inserts rec after the write check that ctx carries for r, if any; the check
+// and the insert are then one transaction, so that what the check reads (and locks, see
+// Serialize) is what the insert is judged against, as for updates, patches and deletes.
+func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) error {
+	check := writeCheck(ctx, r)
+	write := func(st *Store) error {
+		if check != nil {
+			if err := check(ctx, st, r, nil, rec); err != nil {
+				return err
+			}
+		}
+		if err := st.insertRow(ctx, r, rec); err != nil {
+			return translate(r, err)
+		}
+		return nil
+	}
+	if check == nil || s.inTx {
+		return write(s)
+	}
+	return s.Transaction(ctx, write)
 }
 
 // prepareNew gives a new record its key, organization, defaults and derived members, and validates it.

@@ -69,3 +69,58 @@ func TestExclusive(t *testing.T) {
 		}
 	})
 }
+
+// TestSerialize: outside a transaction Serialize is an error (its lock would end with its
+// statement); inside, a second transaction serializing under the same name waits until the
+// first ends, on both stores, and one under another name does not wait on PostgreSQL.
+func TestSerialize(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		if err := s.Serialize(ctx, "grants"); err == nil {
+			t.Error("Serialize outside a transaction: no error")
+		}
+		held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.Transaction(ctx, func(tx *engine.Store) error {
+				if err := tx.Serialize(ctx, "grants"); err != nil {
+					return err
+				}
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		if s.Dialect() == engine.Postgres {
+			other := s.Transaction(ctx, func(tx *engine.Store) error { return tx.Serialize(ctx, "other") })
+			if other != nil {
+				t.Errorf("another name: %v", other)
+			}
+		}
+		var after atomic.Bool
+		second := make(chan error, 1)
+		go func() {
+			second <- s.Transaction(ctx, func(tx *engine.Store) error {
+				err := tx.Serialize(ctx, "grants")
+				after.Store(true)
+				return err
+			})
+		}()
+		select {
+		case <-second:
+			t.Error("a second transaction serialized beside the first")
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil || !after.Load() {
+			t.Errorf("the waiting transaction: %v, ran %v", err, after.Load())
+		}
+	})
+}

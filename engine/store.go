@@ -299,6 +299,8 @@ type Store struct {
 	plans     *planCache
 	// pool runs planned statements on PostgreSQL; nil on SQLite and in transactions.
 	pool *pgxpool.Pool
+	// inTx is set on the store that Transaction hands to its function.
+	inTx bool
 	// timeout bounds each statement (Limits.Timeout).
 	timeout time.Duration
 	// database is the database the store belongs to (PostgreSQL: its probe and refusals).

@@ -10,6 +10,7 @@ import (
 func (s *Store) withDB(db *gorm.DB) *Store {
 	c := *s
 	c.db, c.pool = db, nil // a transaction runs everything on its own connection
+	c.inTx = true
 	return &c
 }
 

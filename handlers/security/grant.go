@@ -43,7 +43,10 @@ func (a authorizer) WriteCheck(name string) (engine.WriteCheck, bool) {
 //
 // So no one grants more than they have, moves a grant they could not have made, or grants to
 // another organization's group. It reads the caller's current grants in the write's
-// transaction, not the decision cache, so a grant is bounded by what holds now.
+// transaction, not the decision cache, so a grant is bounded by what holds now; and the
+// checked writes of a partition run one after another (tx.Serialize), so that no check reads
+// grants that a concurrent checked write is replacing: two moves that each the other's old
+// place allows are never both taken (READ COMMITTED alone let them both pass on PostgreSQL).
 func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, old, new engine.Record) error {
 	p := auth.FromContext(ctx)
 	if p == nil {
@@ -51,6 +54,9 @@ func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.R
 	}
 	if p.Operator {
 		return nil
+	}
+	if err := tx.Serialize(ctx, GrantCheck); err != nil {
+		return err
 	}
 	for _, rec := range []engine.Record{old, new} {
 		if rec != nil {
