@@ -15,14 +15,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// TestGoldenSQL pins the SQL the engine generates for every public group: the default list,
-// the same list continued after a position (keyset), a count with every filter, and the search projection. Refresh with `go test ./engine -update`
-// and review the diff.
+// TestGoldenSQL pins the SQL the engine generates for api.md's groups and the fixtures: the
+// default list, the same list continued after a position (keyset), a count with every filter,
+// and the search projection. Refresh with `go test ./engine -update` and review the diff. A
+// maintainer's group beyond api.md (docs/descriptors.md) is not pinned: TestPlansAgreeWithGORM
+// runs its statements.
 func TestGoldenSQL(t *testing.T) {
 	reg := fixtureRegistry(t)
+	fixtures, err := engine.Load(os.DirFS("../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		var b strings.Builder
 		for _, r := range reg.Public() {
+			if _, fixture := fixtures.ByName(r.Path); !fixture && !isAPIGroup(r) {
+				continue
+			}
 			list, err := request.ListQuery(r, nil, request.KindList)
 			if err != nil {
 				t.Fatal(err)

@@ -157,17 +157,13 @@ func loadGroups(t *testing.T) *engine.Registry {
 
 func TestGroupsMatchAPI(t *testing.T) {
 	reg := loadGroups(t)
-	var paths []string
+	// Every group api.md describes is served; a maintainer's group beyond api.md (one more
+	// descriptor under resources/, docs/descriptors.md) is not pinned here: the generic suites
+	// that iterate over Registry.Public() cover it.
 	for _, r := range reg.Public() {
-		paths = append(paths, r.Path)
-	}
-	var want []string
-	for _, g := range apiGroups {
-		want = append(want, g.Path)
-	}
-	slices.Sort(want)
-	if !sameSlice(paths, want) {
-		t.Errorf("public groups %v\nwant api.md's %v", paths, want)
+		if !isAPIGroup(r) {
+			t.Logf("%s: beyond api.md, not pinned", r.Path)
+		}
 	}
 	for _, g := range apiGroups {
 		t.Run(g.Path, func(t *testing.T) {
@@ -631,3 +627,13 @@ func sliceDiff(got, want []string) string {
 
 // sameSlice compares two slices, treating nil and empty as the same.
 func sameSlice[T comparable](a, b []T) bool { return slices.Equal(a, b) }
+
+// isAPIGroup reports whether r is one of the groups api.md describes (apiGroups).
+func isAPIGroup(r *engine.Resource) bool {
+	for _, g := range apiGroups {
+		if g.Path == r.Path {
+			return true
+		}
+	}
+	return false
+}
