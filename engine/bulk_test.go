@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -240,4 +241,70 @@ func TestInsertFromSourceError(t *testing.T) {
 			t.Errorf("%d widgets after a broken load, want 0", n)
 		}
 	})
+}
+
+// pairDescriptor has a unique constraint of two strings, whose values may hold the ", " that
+// a load's messages put between a tuple's values.
+const pairDescriptor = `name: Pair
+table: pairs
+key: [PairIdentifier]
+fields:
+  - {name: PairIdentifier, type: uuid}
+  - {name: First, type: string}
+  - {name: Second, type: string}
+unique:
+  - [First, Second]
+`
+
+// TestInsertFromTellsTuplesApartByValue: ("a, b", "c") and ("a", "b, c") are two tuples of a
+// unique constraint, which the database and two creates take; a load, in one chunk or in two,
+// took the second for a repeat of the first, as both read "a, b, c". With one of them stored,
+// the load of the other is no repeat either, and a true repeat of the stored one still is.
+func TestInsertFromTellsTuplesApartByValue(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pairs.yaml"), []byte(pairDescriptor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Load(resources.FS, os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := reg.MustByName("Pair")
+	drafts := func(rows ...string) []engine.Draft {
+		t.Helper()
+		ds, err := pair.DecodeArray([]byte("[" + strings.Join(rows, ",") + "]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	ab, c := `{"First":"a, b","Second":"c"}`, `{"First":"a","Second":"b, c"}`
+	for _, chunk := range []int{2, 1} {
+		engine.SetBulkChunk(t, chunk)
+		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
+			eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+				ctx := context.Background()
+				all := engine.AllOrganizations()
+				if err := s.InsertAll(ctx, pair, drafts(ab, c), all); err != nil {
+					t.Fatalf("two distinct pairs: %v", err)
+				}
+			})
+			eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+				ctx := context.Background()
+				all := engine.AllOrganizations()
+				if err := s.InsertAll(ctx, pair, drafts(c, `{"First":"x","Second":"y"}`), all); err != nil {
+					t.Fatal(err)
+				}
+				err := s.InsertAll(ctx, pair, drafts(`{"First":"z","Second":"z"}`, ab, c), all)
+				var bulk *engine.BulkError
+				if !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 2 ||
+					bulk.Rows[0].Msg != "another Pair already has First, Second a, b, c" {
+					t.Errorf("a pair beside a stored one that reads alike: %v, want row 2 only", err)
+				}
+				if err := s.InsertAll(ctx, pair, drafts(`{"First":"z","Second":"z"}`, ab), all); err != nil {
+					t.Errorf("a pair that reads as a stored one: %v", err)
+				}
+			})
+		})
+	}
 }

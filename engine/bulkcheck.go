@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -50,22 +51,22 @@ func (l *bulkLoad) checkChunk(ctx context.Context) error {
 func (l *bulkLoad) checkSet(ctx context.Context, set []*Field, seen map[tupleHash]firstRow, unique bool) error {
 	r := l.r
 	var firsts, repeats []int // indexes in the chunk
-	var texts []string        // by index in the chunk, for the rows of firsts and repeats
+	var keys, texts []string  // by index in the chunk, for the rows of firsts and repeats
 	var tuples [][]any        // the values of firsts
-	texts = make([]string, len(l.drafts))
+	keys, texts = make([]string, len(l.drafts)), make([]string, len(l.drafts))
 	for i, d := range l.drafts {
 		if !l.ok[i] {
 			continue
 		}
-		k, skip := tuple(set, d.rec, unique)
+		k, txt, skip := tuple(set, d.rec, unique)
 		if skip {
 			continue
 		}
-		texts[i] = k
+		keys[i], texts[i] = k, txt
 		h := hashTuple(k)
 		if first, dup := seen[h]; dup {
 			l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set[0].Name,
-				Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set), k, first.row)})
+				Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set), txt, first.row)})
 			repeats = append(repeats, i)
 			continue
 		}
@@ -89,21 +90,21 @@ func (l *bulkLoad) checkSet(ctx context.Context, set []*Field, seen map[tupleHas
 			Msg: fmt.Sprintf("another %s already has %s %s", r.Name, fieldNames(set), texts[i])})
 	}
 	for _, i := range firsts {
-		if have[texts[i]] {
-			h := hashTuple(texts[i])
+		if have[keys[i]] {
+			h := hashTuple(keys[i])
 			seen[h] = firstRow{row: seen[h].row, stored: true}
 			already(i)
 		}
 	}
 	for _, i := range repeats {
-		if seen[hashTuple(texts[i])].stored {
+		if seen[hashTuple(keys[i])].stored {
 			already(i)
 		}
 	}
 	return nil
 }
 
-// hashTuple is the hash of a tuple's text that a load keeps across chunks.
+// hashTuple is the hash of a tuple's key (see tuple) that a load keeps across chunks.
 func hashTuple(k string) tupleHash {
 	sum := sha256.Sum256([]byte(k))
 	return tupleHash(sum[:16])
@@ -167,18 +168,36 @@ func (l *bulkLoad) checkLaterRefs() {
 	l.later = nil
 }
 
-// tuple renders the values of set in rec as one comparable string; skip is true when a value
-// is null, or an empty string of a unique constraint (its index skips empty strings).
-func tuple(set []*Field, rec Record, unique bool) (string, bool) {
+// tuple renders the values of set in rec as key, which compares and hashes them (tupleKey),
+// and as the text of messages ("a, b"); skip is true when a value is null, or an empty string
+// of a unique constraint (its index skips empty strings).
+func tuple(set []*Field, rec Record, unique bool) (key, txt string, skip bool) {
 	parts := make([]string, len(set))
 	for i, f := range set {
 		v := rec[f.Index]
 		if v == nil || (unique && v == "") {
-			return "", true
+			return "", "", true
 		}
 		parts[i] = text(v)
 	}
-	return strings.Join(parts, ", "), false
+	return tupleKey(parts), strings.Join(parts, ", "), false
+}
+
+// tupleKey joins the texts of a tuple's values so that two tuples join alike only when their
+// values are alike: each value follows its length. Joined as messages show them, ("a, b", "c")
+// and ("a", "b, c") read alike, and a load took the second for a repeat of the first, which
+// the database and two creates take. The key of one value is its text.
+func tupleKey(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 func text(v any) string { return fmt.Sprint(storageValue(v)) }
@@ -192,7 +211,7 @@ func fieldNames(set []*Field) string {
 }
 
 // existingTuples returns which of tuples (values of r's stored fields set) the partition
-// holds, rendered as tuple renders them. The condition is an OR of equalities on every field,
+// holds, by the key that tuple gives them. The condition is an OR of equalities on every field,
 // which both stores answer from the set's index (a row-value IN list is not SQLite's). The
 // index of a unique constraint leaves out empty strings (see DDL): each arm repeats that
 // condition, without which neither store may use the partial index, and each arm read every
@@ -228,7 +247,7 @@ func (s *Store) existingTuples(ctx context.Context, r *Resource, set []*Field, t
 			for i, f := range set {
 				parts[i] = storedText(f, vals[i].String)
 			}
-			have[strings.Join(parts, ", ")] = true
+			have[tupleKey(parts)] = true
 		}
 		err = rows.Err()
 		rows.Close()
