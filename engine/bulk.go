@@ -50,16 +50,23 @@ func (e *BulkError) Error() string {
 func (e *BulkError) Is(target error) bool { return target == ErrInvalid }
 
 // DecodeRow reads one CSV row (cells under header names) into a draft: a cell is parsed as its
-// member's type; an empty cell is omitted (null, default or zero, as in a body).
+// member's type; an empty cell is omitted (null, default or zero, as in a body). A name that
+// the header gives twice is a problem, as in a body.
 func (r *Resource) DecodeRow(header, cells []string) (Draft, error) {
 	d := r.NewDraft()
 	verr := &ValidationError{}
+	named := make([]bool, len(d.given))
 	for i, name := range header {
 		f, ok := r.byName[name]
 		if !ok {
 			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
 			continue
 		}
+		if named[f.Index] {
+			verr.Add(name, givenTwice(name))
+			continue
+		}
+		named[f.Index] = true
 		if i >= len(cells) || cells[i] == "" || !f.Stored() || f.ReadOnly {
 			continue
 		}

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 
 	"credo/engine"
@@ -75,4 +77,22 @@ func TestDraftOfAnotherResourceIsRefused(t *testing.T) {
 			t.Error("create of a Widget from a Part draft: no error")
 		}
 	})
+}
+
+// TestDecodeRowRefusesAColumnGivenTwice: a CSV header that names a member twice is refused with
+// the message of a JSON body that gives it twice; the row took the last cell before, and a
+// load dropped the first without a word.
+func TestDecodeRowRefusesAColumnGivenTwice(t *testing.T) {
+	w := fixtureRegistry(t).MustByName("Widget")
+	header := []string{"WidgetCode", "OrganizationIdentifier", "WidgetCode"}
+	_, err := w.DecodeRow(header, []string{"A", "0190a6f0-0000-7000-8000-00000000000a", "B"})
+	var verr *engine.ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) != 1 ||
+		!reflect.DeepEqual(verr.Fields["WidgetCode"], []string{"WidgetCode is given more than once; give it once"}) {
+		t.Errorf("a column given twice: %v", err)
+	}
+	_, jerr := w.DecodeDraft([]byte(`{"WidgetCode":"A","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","WidgetCode":"B"}`))
+	if jerr == nil || err == nil || jerr.Error() != err.Error() {
+		t.Errorf("CSV %v, JSON %v: want one message", err, jerr)
+	}
 }

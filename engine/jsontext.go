@@ -17,6 +17,9 @@ const (
 	msgInvalidUTF8 = "is not valid UTF-8 text"
 )
 
+// givenTwice is the problem of a member that a body (or a CSV header) names twice.
+func givenTwice(name string) string { return name + " is given more than once; give it once" }
+
 // CheckText returns what is wrong with a request string: "" when it is valid UTF-8 without
 // U+0000, else a phrase to follow the parameter or member name. A lone UTF-16 surrogate
 // encoded as UTF-8 (ED A0 80) is invalid UTF-8.
@@ -231,7 +234,7 @@ func (s *jsonScanner) object(path string, depth int, add func(name string, raw [
 		case problem != "":
 			s.verr.Add(p, "the member name "+shown+" "+problem)
 		case !add(name, s.data[start:s.pos]):
-			s.verr.Add(p, p+" is given more than once; give it once")
+			s.verr.Add(p, givenTwice(p))
 		}
 		s.skipSpace()
 		if s.pos >= len(s.data) {
