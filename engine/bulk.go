@@ -268,7 +268,9 @@ func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt B
 }
 
 // run reads, checks and (while it may) writes every row of next, a chunk at a time; the
-// result is nil when every row was written, or every row was fit in a dry run.
+// result is nil when every row was written, or every row was fit in a dry run. A cancelled
+// ctx stops it once a chunk is read, before its checks and writes, and before the end (see
+// stopped).
 func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 	var one []int
 	if err := l.s.from(ctx, l.r).Select("1").Limit(1).Scan(&one).Error; err != nil {
@@ -300,6 +302,9 @@ func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 			}
 			l.n++
 		}
+		if err := l.stopped(ctx); err != nil {
+			return err
+		}
 		if len(l.rows) > 0 {
 			if err := l.chunk(ctx); err != nil {
 				return err
@@ -308,6 +313,9 @@ func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 		if l.opt.Progress != nil && l.n > read {
 			l.opt.Progress(l.n)
 		}
+	}
+	if err := l.stopped(ctx); err != nil { // cancelled during the last chunk
+		return err
 	}
 	l.checkLaterRefs()
 	switch {
@@ -318,6 +326,17 @@ func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 		return l.refusal
 	}
 	return nil
+}
+
+// stopped returns the cause of ctx's cancellation (the interrupted credo load), which rolls
+// the load back. Its statements do not see the cancellation on PostgreSQL (see
+// Store.Transaction): a load interrupted there ran on and committed every row; on SQLite the
+// next statement failed with "sql: statement is closed".
+func (l *bulkLoad) stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("stopped after %d row(s), nothing written: %w", l.n, context.Cause(ctx))
 }
 
 // maxBulkRows bounds a load's rows, whose indexes firstRow keeps in 32 bits.

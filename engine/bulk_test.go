@@ -308,3 +308,40 @@ func TestInsertFromTellsTuplesApartByValue(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertFromStopsWhenCancelled: a load whose context is cancelled (credo load's Ctrl-C or
+// SIGTERM) writes nothing, whether the cancellation comes amid the rows or once all are read.
+// On PostgreSQL statements do not see the cancellation (see Store.Transaction), and a load
+// interrupted there ran on and committed every row.
+func TestInsertFromStopsWhenCancelled(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	engine.SetBulkChunk(t, 2)
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		for _, at := range []int{3, 6} { // amid the second chunk; at the end of the rows
+			ctx, cancel := context.WithCancel(context.Background())
+			i := 0
+			next := func() (engine.Draft, error) {
+				i++
+				if i == at {
+					cancel()
+				}
+				if i > 5 {
+					return engine.Draft{}, io.EOF
+				}
+				ds, err := w.DecodeArray([]byte("[" + widget(fmt.Sprintf("X%d-%d", at, i), "") + "]"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ds[0], nil
+			}
+			if _, err := s.InsertFrom(ctx, w, next, engine.AllOrganizations(), engine.BulkOptions{}); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled at row %d: %v, want context.Canceled", at, err)
+			}
+			cancel()
+			if n, _ := s.Count(context.Background(), w, engine.Query{}, engine.AllOrganizations()); n != 0 {
+				t.Errorf("cancelled at row %d: %d widgets, want 0", at, n)
+			}
+		}
+	})
+}
