@@ -230,6 +230,10 @@ type bulkLoad struct {
 	// empty is true when r's table held no row when the load began: no tuple of the load can
 	// be stored before it, and checkSet asks the partition nothing.
 	empty bool
+	// written counts the rows written; analyzeAt is the count at which analyze runs next.
+	written, analyzeAt int
+	// selfRef is true when a member of r refers to r itself.
+	selfRef bool
 	// later are the references to r itself that name no record of the partition nor a row
 	// read so far: a later row may.
 	later []laterRef
@@ -263,6 +267,9 @@ func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt B
 	}
 	for range l.sets {
 		l.seen = append(l.seen, map[tupleHash]firstRow{})
+	}
+	for _, f := range r.Fields {
+		l.selfRef = l.selfRef || f.References == r
 	}
 	return l
 }
@@ -381,7 +388,30 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	for i, d := range l.drafts {
 		recs[i] = d.rec
 	}
-	return l.w.write(ctx, recs)
+	if err := l.w.write(ctx, recs); err != nil {
+		return err
+	}
+	return l.analyze(ctx, len(recs))
+}
+
+// analyze keeps PostgreSQL's statistics of r's table up with the rows the load writes, while
+// its checks look rows up in it (a table not empty as the load began, or a reference to r
+// itself): an ANALYZE in the load's transaction, after its first chunk and then each time its
+// rows written double. The planner's estimate of a table follows its size on disk at the
+// density of its last ANALYZE; a small table's (one record, or a few among the dead rows of a
+// load rolled back) made it scan the rows of an organization for each batch of pairs, rows that
+// every chunk grows: 100,000 widgets loaded into a table of one analyzed record took 130 s,
+// against 4 s into an empty one. A rolled back load rolls its statistics back too.
+func (l *bulkLoad) analyze(ctx context.Context, rows int) error {
+	l.written += rows
+	if l.w.pg == nil || l.written < l.analyzeAt || l.empty && !l.selfRef {
+		return nil
+	}
+	l.analyzeAt = 2 * l.written
+	if err := l.s.db.WithContext(l.s.detach(ctx)).Exec("ANALYZE " + l.s.Table(l.r)).Error; err != nil {
+		return fmt.Errorf("engine: analyze %s: %w", l.r.Name, translate(l.r, err))
+	}
+	return nil
 }
 
 // bulkWriter writes a load's chunks into r's table on the load's transaction: with COPY on

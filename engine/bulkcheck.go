@@ -285,7 +285,13 @@ func (s *Store) tuplesQuery(ctx context.Context, r *Resource, set []*Field, tupl
 		conds[i] = one
 		args = append(args, t...)
 	}
-	return s.from(ctx, r).Select(strings.Join(cols, ", ")).Where(strings.Join(conds, " OR "), args...)
+	q := s.from(ctx, r)
+	if unique && s.dialect == SQLite {
+		// The statistics of a small table (an ANALYZE) made SQLite scan it for the OR of
+		// pairs, which a load's every chunk grows (see bulkLoad.analyze for PostgreSQL's).
+		q = s.db.WithContext(s.detach(ctx)).Table(s.Table(r) + " AS " + alias + " INDEXED BY " + quote(indexName("ux", r, set)))
+	}
+	return q.Select(strings.Join(cols, ", ")).Where(strings.Join(conds, " OR "), args...)
 }
 
 // storedText renders a stored value read as text as text renders the record's value: a

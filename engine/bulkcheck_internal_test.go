@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestTupleLookupUsesThePartialUniqueIndex(t *testing.T) {
 				indexName("ux", w, set):             s.tuplesQuery(ctx, w, set, tuples, true),
 				indexName("ux", u, []*Field{email}): s.valuesQuery(ctx, u, email, []any{"a@example.com", "b@example.com"}, true),
 			} {
-				if plan := explain(t, s, q); !strings.Contains(plan, index) {
+				if plan := explain(t, s, q, seqScanOff); !strings.Contains(plan, index) {
 					t.Errorf("the lookup does not use %s:\n%s", index, plan)
 				}
 			}
@@ -60,8 +61,91 @@ func TestTupleLookupUsesThePartialUniqueIndex(t *testing.T) {
 	}
 }
 
-// explain returns the plan of q's statement on s's database.
-func explain(t *testing.T, s *Store, q *gorm.DB) string {
+// seqScanOff turns PostgreSQL's sequential scans off in the transaction of explain.
+func seqScanOff(tx *Store) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	return tx.db.Exec("SET LOCAL enable_seqscan = off").Error
+}
+
+// TestLoadLookupsUseTheIndexesWhateverTheStatistics: a load into a table whose statistics say
+// it holds one record (an ANALYZE of a small table; PostgreSQL's autovacuum makes one) looks its
+// unique pairs up in the constraint's index, on the table that each of its chunks grows. Both
+// planners scanned instead (PostgreSQL the rows of the organization, SQLite the table), for
+// each batch of 250 pairs: 100,000 widgets loaded into a table of one analyzed record took 130 s
+// on PostgreSQL and 374 s on SQLite, against 4 s and 1.4 s into an empty one. SQLite's lookup
+// names the index; on PostgreSQL the load analyzes the table as it grows, and the statistics of
+// a load that committed count its rows.
+func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
+	reg, err := Load(resources.FS, os.DirFS("../testdata/descriptors/fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reg.MustByName("Widget")
+	set := w.Unique[0] // [OrganizationIdentifier, WidgetCode]
+	tuples := [][]any{{"0190a6f0-0000-7000-8000-00000000000a", "A"}, {"0190a6f0-0000-7000-8000-00000000000b", "B"}}
+	ctx := context.Background()
+	backends := map[string]string{"sqlite": "sqlite:" + t.TempDir()}
+	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
+		backends["postgres"] = pg
+	} else if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+		t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+	}
+	defer func(n int) { bulkChunk = n }(bulkChunk)
+	bulkChunk = 10
+	widgets := func(n int, prefix string) []Draft {
+		var out []Draft
+		for i := range n {
+			d := w.NewDraft()
+			d.Set("OrganizationIdentifier", "0190a6f0-0000-7000-8000-00000000000a")
+			d.Set("WidgetCode", fmt.Sprintf("%s%d", prefix, i))
+			out = append(out, d)
+		}
+		return out
+	}
+	for name, url := range backends {
+		t.Run(name, func(t *testing.T) {
+			p := "stats" + strings.ReplaceAll(NewID()[24:], "-", "")
+			db, err := Open(ctx, url, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			s, _ := db.Store(p)
+			if s.dialect == Postgres {
+				defer s.db.Exec("DROP SCHEMA " + quote(p) + " CASCADE")
+			}
+			if err := s.InsertAll(ctx, w, widgets(1, "ONE"), AllOrganizations()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.db.Exec("ANALYZE " + s.Table(w)).Error; err != nil {
+				t.Fatal(err)
+			}
+			if s.dialect == SQLite {
+				index := indexName("ux", w, set)
+				if plan := explain(t, s, s.tuplesQuery(ctx, w, set, tuples, true), func(*Store) error { return nil }); !strings.Contains(plan, index) {
+					t.Errorf("the lookup does not use %s:\n%s", index, plan)
+				}
+				return
+			}
+			if err := s.InsertAll(ctx, w, widgets(40, "W"), AllOrganizations()); err != nil {
+				t.Fatal(err)
+			}
+			var n float64
+			if err := s.db.Raw("SELECT reltuples FROM pg_class WHERE oid = ?::regclass", s.Table(w)).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			if n < 41 {
+				t.Errorf("the statistics count %v widgets after a load of 40 into a table of 1, want 41", n)
+			}
+		})
+	}
+}
+
+// explain returns the plan of q's statement on s's database, in a transaction that prepare
+// has prepared.
+func explain(t *testing.T, s *Store, q *gorm.DB, prepare func(tx *Store) error) string {
 	t.Helper()
 	ctx := context.Background()
 	stmt := q.Session(&gorm.Session{DryRun: true}).Find(&[]map[string]any{}).Statement
@@ -70,9 +154,9 @@ func explain(t *testing.T, s *Store, q *gorm.DB) string {
 		explain := "EXPLAIN QUERY PLAN "
 		if s.dialect == Postgres {
 			explain = "EXPLAIN "
-			if err := tx.db.Exec("SET LOCAL enable_seqscan = off").Error; err != nil {
-				return err
-			}
+		}
+		if err := prepare(tx); err != nil {
+			return err
 		}
 		rows, err := tx.db.Raw(explain+stmt.SQL.String(), stmt.Vars...).Rows()
 		if err != nil {
