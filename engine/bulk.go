@@ -49,6 +49,32 @@ func (e *BulkError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *BulkError) Is(target error) bool { return target == ErrInvalid }
 
+// CheckHeader returns the problems of a CSV header: a name that is no member of r, a name given
+// twice, each once, as DecodeRow would report them on every row. A load checks its header
+// first, so that a wrong column is one problem rather than one per row.
+func (r *Resource) CheckHeader(header []string) error {
+	verr := &ValidationError{}
+	times := make(map[string]int, len(header))
+	for _, name := range header {
+		times[name]++
+		if times[name] > 1 {
+			continue
+		}
+		if _, ok := r.byName[name]; !ok {
+			verr.Add(name, notMember(name, r))
+		}
+	}
+	for name, n := range times {
+		if _, ok := r.byName[name]; ok && n > 1 {
+			verr.Add(name, givenTwice(name))
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return verr
+	}
+	return nil
+}
+
 // DecodeRow reads one CSV row (cells under header names) into a draft: a cell is parsed as its
 // member's type; an empty cell is omitted (null, default or zero, as in a body). A name that
 // the header gives twice is a problem, as in a body.
@@ -59,7 +85,7 @@ func (r *Resource) DecodeRow(header, cells []string) (Draft, error) {
 	for i, name := range header {
 		f, ok := r.byName[name]
 		if !ok {
-			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
+			verr.Add(name, notMember(name, r))
 			continue
 		}
 		if named[f.Index] {

@@ -114,7 +114,7 @@ func (r *Resource) DecodeDraft(data []byte) (Draft, error) {
 	for _, name := range names {
 		f, ok := r.byName[name]
 		if !ok {
-			verr.Add(name, fmt.Sprintf("%s is not a member of %s", name, r.Name))
+			verr.Add(name, notMember(name, r))
 			continue
 		}
 		if !f.Stored() {

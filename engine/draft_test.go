@@ -96,3 +96,21 @@ func TestDecodeRowRefusesAColumnGivenTwice(t *testing.T) {
 		t.Errorf("CSV %v, JSON %v: want one message", err, jerr)
 	}
 }
+
+// TestCheckHeader: a CSV header's unknown and repeated names are each one problem, with the
+// messages DecodeRow gives per row; a good header has none.
+func TestCheckHeader(t *testing.T) {
+	w := fixtureRegistry(t).MustByName("Widget")
+	if err := w.CheckHeader([]string{"WidgetIdentifier", "OrganizationIdentifier", "WidgetCode"}); err != nil {
+		t.Errorf("a good header: %v", err)
+	}
+	err := w.CheckHeader([]string{"WidgetCode", "Bogus", "WidgetCode", "Bogus", "WidgetTitle"})
+	var verr *engine.ValidationError
+	want := map[string][]string{
+		"Bogus":      {"Bogus is not a member of Widget"},
+		"WidgetCode": {"WidgetCode is given more than once; give it once"},
+	}
+	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Fields, want) {
+		t.Errorf("a header with an unknown and a repeated name: %#v, want %v", err, want)
+	}
+}

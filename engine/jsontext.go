@@ -20,6 +20,9 @@ const (
 // givenTwice is the problem of a member that a body (or a CSV header) names twice.
 func givenTwice(name string) string { return name + " is given more than once; give it once" }
 
+// notMember is the problem of a name in a body (or a CSV header) that is no member of r.
+func notMember(name string, r *Resource) string { return name + " is not a member of " + r.Name }
+
 // CheckText returns what is wrong with a request string: "" when it is valid UTF-8 without
 // U+0000, else a phrase to follow the parameter or member name. A lone UTF-16 surrogate
 // encoded as UTF-8 (ED A0 80) is invalid UTF-8.

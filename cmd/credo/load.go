@@ -222,6 +222,9 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
+	if err := rr.r.CheckHeader(header); err != nil {
+		return fmt.Errorf("CSV header (line 1): %w", err)
+	}
 	rr.read = func() (engine.Draft, error, error) {
 		cells, err := cr.Read()
 		if err == io.EOF {

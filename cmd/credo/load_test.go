@@ -168,6 +168,22 @@ func TestLoadCSVKeepsValues(t *testing.T) {
 			if code, _, stderr := cli(t, append(args, bad)...); code == 0 || !strings.Contains(stderr, "line 2: a quoted value is not closed") {
 				t.Errorf("malformed CSV: exit %d, %s", code, stderr)
 			}
+
+			// A wrong header is one problem, not one per row, and nothing is loaded.
+			header := filepath.Join(dir, "header.csv")
+			rows := "WidgetCode,Bogus,WidgetCode\n" + strings.Repeat("K9,x,K9\n", 3)
+			if err := os.WriteFile(header, []byte(rows), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := cli(t, append(args, header)...)
+			if code != 1 || !strings.Contains(stderr, "CSV header (line 1)") ||
+				strings.Count(stderr, "Bogus is not a member of Widget") != 1 ||
+				strings.Count(stderr, "WidgetCode is given more than once") != 1 {
+				t.Errorf("a wrong header: exit %d, %s", code, stderr)
+			}
+			if n, err := st.Count(context.Background(), w, engine.Query{}, engine.AllOrganizations()); err != nil || n != 2 {
+				t.Errorf("after a refused header: %d widgets (%v), want the 2 loaded before", n, err)
+			}
 		})
 	}
 }
