@@ -157,10 +157,19 @@ func newRowReader(r *engine.Resource, name string, f *os.File) (*rowReader, erro
 		return int(min(100, counted.n*100/size))
 	}}
 	br := bufio.NewReaderSize(counted, 64<<10)
+	skipBOM(br)
 	if strings.EqualFold(filepath.Ext(name), ".json") || startsWithBracket(br) {
 		return rr, rr.startJSON(br)
 	}
 	return rr, rr.startCSV(br)
+}
+
+// skipBOM skips a UTF-8 byte order mark at the start of a file, which spreadsheet programs
+// write before CSV and JSON alike; neither format has a use for it.
+func skipBOM(br *bufio.Reader) {
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3) // buffered by Peek
+	}
 }
 
 // startsWithBracket reports whether the first byte after white space is '['.
@@ -185,8 +194,9 @@ func startsWithBracket(br *bufio.Reader) bool {
 
 func (rr *rowReader) startJSON(br *bufio.Reader) error {
 	dec := json.NewDecoder(br)
+	// A syntax error names the row it is in and its byte offset in the file.
 	notArray := func(err error) error {
-		return fmt.Errorf("the file must be a JSON array of %s objects: %v", rr.r.Name, err)
+		return fmt.Errorf("the file must be a JSON array of %s objects: row %d, byte %d: %v", rr.r.Name, rr.row, dec.InputOffset(), err)
 	}
 	if tok, err := dec.Token(); err != nil {
 		return notArray(err)
@@ -218,9 +228,6 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 	header, err := cr.Read()
 	if err != nil {
 		return fmt.Errorf("read CSV header: %w", err)
-	}
-	if len(header) > 0 {
-		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
 	if err := rr.r.CheckHeader(header); err != nil {
 		return fmt.Errorf("CSV header (line 1): %w", err)

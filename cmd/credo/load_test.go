@@ -260,14 +260,23 @@ func TestLoadStreamsTheFile(t *testing.T) {
 			}
 			truncated := jsonRows(plain)
 			truncated = append(truncated[:len(truncated)-1], `,{"WidgetCode":`...)
-			if code, _, stderr := load(write("truncated.json", truncated)); code != 1 || !strings.Contains(stderr, "the file must be a JSON array of Widget objects") {
-				t.Errorf("truncated JSON: exit %d, %s", code, stderr)
+			if code, _, stderr := load(write("truncated.json", truncated)); code != 1 ||
+				!strings.Contains(stderr, fmt.Sprintf("the file must be a JSON array of Widget objects: row %d, byte ", rows)) {
+				t.Errorf("truncated JSON: exit %d, %s; want the row it ends in", code, stderr)
 			}
 			if code, _, stderr := load(write("trailing.json", append(jsonRows(plain), "[]"...))); code != 1 || !strings.Contains(stderr, "something follows the array") {
 				t.Errorf("JSON after the array: exit %d, %s", code, stderr)
 			}
 			if code, out, stderr := load(write("good.csv", csvRows(plain, noSize)), "--dry-run"); code != 0 || !strings.Contains(out, fmt.Sprintf("dry run: %d Widget record(s) would be loaded", rows)) {
 				t.Fatalf("dry run: %d %s %s", code, out, stderr)
+			}
+			// A byte order mark, as spreadsheet programs write, is skipped before JSON (found
+			// by its extension or by its bracket) as before CSV.
+			for _, f := range []string{write("bom.json", append([]byte("\ufeff"), jsonRows(plain)...)), write("bom.txt", append([]byte("\ufeff"), jsonRows(plain)...)),
+				write("bom.csv", append([]byte("\ufeff"), csvRows(plain, noSize)...))} {
+				if code, out, stderr := load(f, "--dry-run"); code != 0 || !strings.Contains(out, fmt.Sprintf("dry run: %d Widget record(s) would be loaded", rows)) {
+					t.Errorf("%s with a byte order mark: %d %s %s", filepath.Base(f), code, out, stderr)
+				}
 			}
 			// Nothing was written: every row of the good file loads.
 			if code, out, stderr := load(filepath.Join(dir, "good.csv")); code != 0 || !strings.Contains(out, fmt.Sprintf("loaded %d Widget", rows)) {
