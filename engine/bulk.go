@@ -49,56 +49,48 @@ func (e *BulkError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *BulkError) Is(target error) bool { return target == ErrInvalid }
 
-// CheckHeader returns the problems of a CSV header: a name that is no member of r, a name given
-// twice, each once, as DecodeRow would report them on every row. A load checks its header
-// first, so that a wrong column is one problem rather than one per row.
-func (r *Resource) CheckHeader(header []string) error {
-	verr := &ValidationError{}
-	times := make(map[string]int, len(header))
-	for _, name := range header {
-		times[name]++
-		if times[name] > 1 {
-			continue
-		}
-		if _, ok := r.byName[name]; !ok {
-			verr.Add(name, notMember(name, r))
-		}
-	}
-	for name, n := range times {
-		if _, ok := r.byName[name]; ok && n > 1 {
-			verr.Add(name, givenTwice(name))
-		}
-	}
-	if len(verr.Fields) > 0 {
-		return verr
-	}
-	return nil
+// CSVHeader is a checked CSV header of a resource: the member of each column.
+type CSVHeader struct {
+	r      *Resource
+	fields []*Field
 }
 
-// DecodeRow reads one CSV row (cells under header names) into a draft: a cell is parsed as its
-// member's type; an empty cell is omitted (null, default or zero, as in a body). A name that
-// the header gives twice is a problem, as in a body.
-func (r *Resource) DecodeRow(header, cells []string) (Draft, error) {
-	d := r.NewDraft()
+// CSVHeader checks a CSV header: a name that is no member of r, or a member named twice, is a
+// problem of the header, each reported once with the message a JSON body gets, so that a wrong
+// column is one problem rather than one per row.
+func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
+	h := &CSVHeader{r: r, fields: make([]*Field, len(names))}
 	verr := &ValidationError{}
-	named := make([]bool, len(d.given))
-	for i, name := range header {
+	times := make(map[string]int, len(names))
+	for i, name := range names {
+		times[name]++
 		f, ok := r.byName[name]
-		if !ok {
+		switch {
+		case !ok && times[name] == 1:
 			verr.Add(name, notMember(name, r))
-			continue
-		}
-		if named[f.Index] {
+		case ok && times[name] == 2:
 			verr.Add(name, givenTwice(name))
-			continue
 		}
-		named[f.Index] = true
+		h.fields[i] = f
+	}
+	if !verr.Empty() {
+		return nil, verr
+	}
+	return h, nil
+}
+
+// DecodeRow reads one CSV row (cells under the header's members) into a draft: a cell is
+// parsed as its member's type; an empty cell is omitted (null, default or zero, as in a body).
+func (h *CSVHeader) DecodeRow(cells []string) (Draft, error) {
+	d := h.r.NewDraft()
+	verr := &ValidationError{}
+	for i, f := range h.fields {
 		if i >= len(cells) || cells[i] == "" || !f.Stored() || f.ReadOnly {
 			continue
 		}
 		v, err := f.ParseText(cells[i])
 		if err != nil {
-			verr.Add(name, fmt.Sprintf("%s %v", name, err))
+			verr.Add(f.Name, fmt.Sprintf("%s %v", f.Name, err))
 			continue
 		}
 		d.rec[f.Index], d.given[f.Index] = v, true

@@ -7,7 +7,7 @@ import (
 
 // Draft is a record to write and which of its members were given: what Create, Update,
 // Patch and the bulk inserts take. A draft comes from a client's JSON body (DecodeDraft), a
-// CSV row (DecodeRow) or code that sets members by name (NewDraft and Set); the verbs fill
+// CSV row (CSVHeader.DecodeRow) or code that sets members by name (NewDraft and Set); the verbs fill
 // what it omits (keys, the scope's organization, defaults, hooks) and validate it, completing
 // it in place. A Draft is a small value (its members are shared, not copied); the zero Draft
 // is no draft, which every verb refuses.

@@ -79,13 +79,12 @@ func TestDraftOfAnotherResourceIsRefused(t *testing.T) {
 	})
 }
 
-// TestDecodeRowRefusesAColumnGivenTwice: a CSV header that names a member twice is refused with
+// TestCSVHeaderRefusesAColumnGivenTwice: a CSV header that names a member twice is refused with
 // the message of a JSON body that gives it twice; the row took the last cell before, and a
 // load dropped the first without a word.
-func TestDecodeRowRefusesAColumnGivenTwice(t *testing.T) {
+func TestCSVHeaderRefusesAColumnGivenTwice(t *testing.T) {
 	w := fixtureRegistry(t).MustByName("Widget")
-	header := []string{"WidgetCode", "OrganizationIdentifier", "WidgetCode"}
-	_, err := w.DecodeRow(header, []string{"A", "0190a6f0-0000-7000-8000-00000000000a", "B"})
+	_, err := w.CSVHeader([]string{"WidgetCode", "OrganizationIdentifier", "WidgetCode"})
 	var verr *engine.ValidationError
 	if !errors.As(err, &verr) || len(verr.Fields) != 1 ||
 		!reflect.DeepEqual(verr.Fields["WidgetCode"], []string{"WidgetCode is given more than once; give it once"}) {
@@ -97,14 +96,19 @@ func TestDecodeRowRefusesAColumnGivenTwice(t *testing.T) {
 	}
 }
 
-// TestCheckHeader: a CSV header's unknown and repeated names are each one problem, with the
-// messages DecodeRow gives per row; a good header has none.
-func TestCheckHeader(t *testing.T) {
+// TestCSVHeader: a CSV header's unknown and repeated names are each one problem, with the
+// messages of a JSON body; a good header has none, and its rows decode.
+func TestCSVHeader(t *testing.T) {
 	w := fixtureRegistry(t).MustByName("Widget")
-	if err := w.CheckHeader([]string{"WidgetIdentifier", "OrganizationIdentifier", "WidgetCode"}); err != nil {
-		t.Errorf("a good header: %v", err)
+	h, err := w.CSVHeader([]string{"WidgetIdentifier", "OrganizationIdentifier", "WidgetCode"})
+	if err != nil {
+		t.Fatalf("a good header: %v", err)
 	}
-	err := w.CheckHeader([]string{"WidgetCode", "Bogus", "WidgetCode", "Bogus", "WidgetTitle"})
+	d, err := h.DecodeRow([]string{"", "0190a6f0-0000-7000-8000-00000000000a", "K1"})
+	if err != nil || d.Get("WidgetCode") != "K1" {
+		t.Errorf("a row under it: %v, WidgetCode %v", err, d.Get("WidgetCode"))
+	}
+	_, err = w.CSVHeader([]string{"WidgetCode", "Bogus", "WidgetCode", "Bogus", "WidgetTitle", "WidgetCode"})
 	var verr *engine.ValidationError
 	want := map[string][]string{
 		"Bogus":      {"Bogus is not a member of Widget"},

@@ -66,9 +66,13 @@ func decodeLoadFile(t *testing.T, r *engine.Resource, name string, data []byte) 
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	header, err := r.CSVHeader(rows[0])
+	if err != nil {
+		t.Fatalf("%s header: %v", name, err)
+	}
 	var drafts []engine.Draft
 	for i, cells := range rows[1:] {
-		d, err := r.DecodeRow(rows[0], cells)
+		d, err := header.DecodeRow(cells)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}

@@ -229,7 +229,8 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 	if err != nil {
 		return fmt.Errorf("read CSV header: %w", err)
 	}
-	if err := rr.r.CheckHeader(header); err != nil {
+	h, err := rr.r.CSVHeader(header)
+	if err != nil {
 		return fmt.Errorf("CSV header (line 1): %w", err)
 	}
 	rr.read = func() (engine.Draft, error, error) {
@@ -240,7 +241,7 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 		if err != nil {
 			return engine.Draft{}, nil, fmt.Errorf("read CSV after row %d: %w", rr.row-1, err)
 		}
-		d, problem := rr.r.DecodeRow(header, cells)
+		d, problem := h.DecodeRow(cells)
 		return d, problem, nil
 	}
 	return nil
