@@ -28,37 +28,18 @@ func TestTupleLookupUsesThePartialUniqueIndex(t *testing.T) {
 	set := w.Unique[0] // [OrganizationIdentifier, WidgetCode]; WidgetCode is a string
 	tuples := [][]any{{"0190a6f0-0000-7000-8000-00000000000a", "A"}, {"0190a6f0-0000-7000-8000-00000000000b", "B"}}
 	ctx := context.Background()
-	// testenv imports the engine: its Backends and Partition cannot serve an internal test.
-	backends := map[string]string{"sqlite": "sqlite:" + t.TempDir()}
-	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
-		backends["postgres"] = pg
-	} else if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-		t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-	}
-	for name, url := range backends {
-		t.Run(name, func(t *testing.T) {
-			p := "tuples" + strings.ReplaceAll(NewID()[24:], "-", "")
-			db, err := Open(ctx, url, []string{p}, reg)
-			if err != nil {
-				t.Fatal(err)
+	eachInternalStore(t, reg, "tuples", func(t *testing.T, s *Store) {
+		u := reg.MustByName("User")
+		email := u.Unique[0][0] // [Email]: one member, a string
+		for index, q := range map[string]*gorm.DB{
+			indexName("ux", w, set):             s.tuplesQuery(ctx, w, set, tuples, true),
+			indexName("ux", u, []*Field{email}): s.valuesQuery(ctx, u, email, []any{"a@example.com", "b@example.com"}, true),
+		} {
+			if plan := explain(t, s, q, seqScanOff); !strings.Contains(plan, index) {
+				t.Errorf("the lookup does not use %s:\n%s", index, plan)
 			}
-			defer db.Close()
-			s, _ := db.Store(p)
-			if s.dialect == Postgres {
-				defer s.db.Exec("DROP SCHEMA " + quote(p) + " CASCADE")
-			}
-			u := reg.MustByName("User")
-			email := u.Unique[0][0] // [Email]: one member, a string
-			for index, q := range map[string]*gorm.DB{
-				indexName("ux", w, set):             s.tuplesQuery(ctx, w, set, tuples, true),
-				indexName("ux", u, []*Field{email}): s.valuesQuery(ctx, u, email, []any{"a@example.com", "b@example.com"}, true),
-			} {
-				if plan := explain(t, s, q, seqScanOff); !strings.Contains(plan, index) {
-					t.Errorf("the lookup does not use %s:\n%s", index, plan)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // seqScanOff turns PostgreSQL's sequential scans off in the transaction of explain.
@@ -86,12 +67,6 @@ func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 	set := w.Unique[0] // [OrganizationIdentifier, WidgetCode]
 	tuples := [][]any{{"0190a6f0-0000-7000-8000-00000000000a", "A"}, {"0190a6f0-0000-7000-8000-00000000000b", "B"}}
 	ctx := context.Background()
-	backends := map[string]string{"sqlite": "sqlite:" + t.TempDir()}
-	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
-		backends["postgres"] = pg
-	} else if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
-		t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
-	}
 	defer func(n int) { bulkChunk = n }(bulkChunk)
 	bulkChunk = 10
 	widgets := func(n int, prefix string) []Draft {
@@ -104,10 +79,47 @@ func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 		}
 		return out
 	}
+	eachInternalStore(t, reg, "stats", func(t *testing.T, s *Store) {
+		if err := s.InsertAll(ctx, w, widgets(1, "ONE"), AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Exec("ANALYZE " + s.Table(w)).Error; err != nil {
+			t.Fatal(err)
+		}
+		if s.dialect == SQLite {
+			index := indexName("ux", w, set)
+			if plan := explain(t, s, s.tuplesQuery(ctx, w, set, tuples, true), func(*Store) error { return nil }); !strings.Contains(plan, index) {
+				t.Errorf("the lookup does not use %s:\n%s", index, plan)
+			}
+			return
+		}
+		if err := s.InsertAll(ctx, w, widgets(40, "W"), AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		var n float64
+		if err := s.db.Raw("SELECT reltuples FROM pg_class WHERE oid = ?::regclass", s.Table(w)).Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n < 41 {
+			t.Errorf("the statistics count %v widgets after a load of 40 into a table of 1, want 41", n)
+		}
+	})
+}
+
+// eachInternalStore runs fn on a fresh partition (named prefix and random letters) of SQLite
+// and, with CREDO_TEST_POSTGRES, of PostgreSQL, dropping the PostgreSQL schema after.
+// testenv imports the engine: its Backends and Partition cannot serve an internal test.
+func eachInternalStore(t *testing.T, reg *Registry, prefix string, fn func(t *testing.T, s *Store)) {
+	backends := map[string]string{"sqlite": "sqlite:" + t.TempDir()}
+	if pg := os.Getenv("CREDO_TEST_POSTGRES"); pg != "" {
+		backends["postgres"] = pg
+	} else if os.Getenv("CREDO_REQUIRE_POSTGRES") == "1" {
+		t.Fatal("CREDO_REQUIRE_POSTGRES=1 but CREDO_TEST_POSTGRES is not set")
+	}
 	for name, url := range backends {
 		t.Run(name, func(t *testing.T) {
-			p := "stats" + strings.ReplaceAll(NewID()[24:], "-", "")
-			db, err := Open(ctx, url, []string{p}, reg)
+			p := prefix + strings.ReplaceAll(NewID()[24:], "-", "")
+			db, err := Open(context.Background(), url, []string{p}, reg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,29 +128,7 @@ func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 			if s.dialect == Postgres {
 				defer s.db.Exec("DROP SCHEMA " + quote(p) + " CASCADE")
 			}
-			if err := s.InsertAll(ctx, w, widgets(1, "ONE"), AllOrganizations()); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.db.Exec("ANALYZE " + s.Table(w)).Error; err != nil {
-				t.Fatal(err)
-			}
-			if s.dialect == SQLite {
-				index := indexName("ux", w, set)
-				if plan := explain(t, s, s.tuplesQuery(ctx, w, set, tuples, true), func(*Store) error { return nil }); !strings.Contains(plan, index) {
-					t.Errorf("the lookup does not use %s:\n%s", index, plan)
-				}
-				return
-			}
-			if err := s.InsertAll(ctx, w, widgets(40, "W"), AllOrganizations()); err != nil {
-				t.Fatal(err)
-			}
-			var n float64
-			if err := s.db.Raw("SELECT reltuples FROM pg_class WHERE oid = ?::regclass", s.Table(w)).Scan(&n).Error; err != nil {
-				t.Fatal(err)
-			}
-			if n < 41 {
-				t.Errorf("the statistics count %v widgets after a load of 40 into a table of 1, want 41", n)
-			}
+			fn(t, s)
 		})
 	}
 }
