@@ -118,3 +118,22 @@ func TestCSVHeader(t *testing.T) {
 		t.Errorf("a header with an unknown and a repeated name: %#v, want %v", err, want)
 	}
 }
+
+// TestDecodeDraftNamesTheType: a member of the wrong JSON type is refused with the type it
+// needs, said once ("must be a string" was once "must be a string string").
+func TestDecodeDraftNamesTheType(t *testing.T) {
+	w := fixtureRegistry(t).MustByName("Widget")
+	for member, want := range map[string]string{
+		"WidgetCode":             "WidgetCode must be a string",
+		"OrganizationIdentifier": "OrganizationIdentifier must be a uuid string",
+		"WidgetMade":             "WidgetMade must be a datetime string",
+		"WidgetEnabled":          "WidgetEnabled must be true or false",
+		"WidgetSize":             "WidgetSize must be an integer",
+	} {
+		_, err := w.DecodeDraft([]byte(`{"` + member + `":[7]}`))
+		var verr *engine.ValidationError
+		if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Fields[member], []string{want}) {
+			t.Errorf("%s: %v, want %q", member, err, want)
+		}
+	}
+}

@@ -107,6 +107,9 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 		s, ok := plainJSONString(raw)
 		if !ok {
 			if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+				if f.Type == TypeString {
+					return nil, errors.New("must be a string")
+				}
 				return nil, fmt.Errorf("must be a %s string", f.Type)
 			}
 		}
