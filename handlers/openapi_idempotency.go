@@ -15,9 +15,10 @@ func idempotencyParam() obj {
 	return obj{"name": idempotency.KeyHeader, "in": "header", "required": false,
 		"description": "Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to " +
 			strconv.Itoa(idempotency.MaxKeyLength) + " printable ASCII characters, taken as sent, e.g. a UUID. " +
-			"The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) " +
+			"The first success answered to the key is kept for 24 hours for the caller (user and organization) " +
 			"that sent it; a retry with the same key, method, path and body gets that answer again with `" +
-			idempotency.ReplayedHeader + ": true`, and nothing is done twice. The same key with another request is a 422; " +
+			idempotency.ReplayedHeader + ": true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: " +
+			"the key is free again, for a retry or a mended request. The same key with another request is a 422; " +
 			"a retry while the first request is still being answered is a 409. Any other value is a 400.",
 		"schema": obj{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLength, "pattern": `^[ -~]+$`}}
 }

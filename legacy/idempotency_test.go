@@ -44,10 +44,14 @@ func (e *env) retried(what, path, body, key string) map[string]any {
 // first answer again and is done once: register-lax stores one registration, transfer-lax to an
 // Individual event (which makes a new event each time it runs) makes one event, and the
 // commands that stamp the registration's last change leave the first stamp. The key with
-// another body is a 422.
+// another body is a 422, unless its first answer was a refusal (4xx), which is not kept.
 func TestIdempotentCommands(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		id := rid(40)
+		// A refused command changed nothing and keeps nothing: its key serves the mended body.
+		if rec := e.doKey(regPath(id, "register-lax"), `{"EventStart":"not a time"}`, "reg"); rec.Code != http.StatusBadRequest {
+			t.Fatalf("register-lax with a bad body: %d %s", rec.Code, rec.Body)
+		}
 		e.retried("register-lax", regPath(id, "register-lax"), e.registerBody(venueA, start(12, "09:00:00", "Z"), ""), "reg")
 		if n := e.count("Registration", "RegistrationIdentifier", id); n != 1 {
 			t.Fatalf("%d registrations, want 1", n)

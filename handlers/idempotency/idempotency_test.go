@@ -75,13 +75,23 @@ func TestRetriedCreate(t *testing.T) {
 				t.Fatalf("%d records, want 4", n)
 			}
 
-			// A 4xx answer is an answer: it is kept and replayed like a 201.
-			bad := s.post(t, comments, `{"CommentText":7}`, idempotency.KeyHeader, "k-bad")
-			if bad.status != http.StatusBadRequest {
-				t.Fatalf("invalid body: %d %s", bad.status, bad.body)
+			// A 4xx changed nothing: it is not kept, and the key is free again. The same bad
+			// body is refused afresh (not replayed), and the mended body does the work once.
+			for i := range 2 {
+				bad := s.post(t, comments, `{"CommentText":7}`, idempotency.KeyHeader, "k-bad")
+				if bad.status != http.StatusBadRequest || bad.header.Get(idempotency.ReplayedHeader) != "" {
+					t.Fatalf("invalid body, try %d: %d %v %s", i+1, bad.status, bad.header, bad.body)
+				}
 			}
-			sameAnswer(t, "retried 400", bad, s.post(t, comments, `{"CommentText":7}`, idempotency.KeyHeader, "k-bad"))
-			want := map[string]float64{"stored": 3, "replayed": 4, "mismatch": 2}
+			mended := s.post(t, comments, comment("mended"), idempotency.KeyHeader, "k-bad")
+			if mended.status != http.StatusCreated || mended.header.Get(idempotency.ReplayedHeader) != "" {
+				t.Fatalf("the mended body after a 400 with its key: %d %v %s", mended.status, mended.header, mended.body)
+			}
+			sameAnswer(t, "retried mended create", mended, s.post(t, comments, comment("mended"), idempotency.KeyHeader, "k-bad"))
+			if n := s.count(t, "UserComment"); n != 5 {
+				t.Fatalf("%d records after the mended create and its retry, want 5", n)
+			}
+			want := map[string]float64{"stored": 3, "replayed": 4, "mismatch": 2, "not_stored": 2}
 			if got := s.counted(t); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s: %v, want %v", "credo_idempotency_requests_total", got, want)
 			}

@@ -72,8 +72,10 @@ func FromContext(r *http.Request) *engine.Store { return engine.StoreFrom(r.Cont
 // to the caller (auth.FromContext). A request without Idempotency-Key goes to next untouched.
 // With one, the body (at most limit bytes, as next reads it) is read first, and:
 //   - a key not seen (or forgotten, after Retention) is claimed, next answers, and the answer
-//     is kept for Retention unless it is a 5xx (a server failure is not an answer: the
-//     retry does the work);
+//     is kept for Retention when it is a success: the work was done, and a retry must not do
+//     it again. A 4xx or 5xx is sent but not kept, and the key is released: such a request
+//     changed nothing (every verb and command is all or nothing), so its retry, after the
+//     client mends the body or the caller is granted what it lacked, is served afresh;
 //   - a key kept with the same method, path and body gets the kept answer, with
 //     Idempotent-Replayed: true, and next does nothing;
 //   - a key first used with another method, path or body is a 422 problem;
@@ -141,13 +143,13 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, st *engine.Store,
 	rec := newRecorder()
 	failed := false
 	if err := next(rec, r); err != nil {
-		failed = problem.From(err).Status >= 500
+		failed = true
 		problem.Write(rec, r, err)
 	}
 	a := rec.answer()
-	if failed || a.status >= 500 || len(a.body) > MaxAnswerBytes {
+	if failed || a.status >= 400 || len(a.body) > MaxAnswerBytes {
 		observe.Idempotency(r.Context(), observe.IdempotencyNotStored)
-		if !failed && a.status < 500 {
+		if !failed && a.status < 400 {
 			slog.WarnContext(ctx, "idempotency: the answer is too large to keep; a retry will do the work again",
 				"request_id", observe.RequestID(ctx), "bytes", len(a.body))
 		}

@@ -68,7 +68,7 @@ const (
 	IdempotencyReplayed  = "replayed"   // a retry answered with the kept answer
 	IdempotencyInFlight  = "in_flight"  // a retry while the first request was still running (409)
 	IdempotencyMismatch  = "mismatch"   // the key with another request (422)
-	IdempotencyNotStored = "not_stored" // answered, but not kept: a 5xx, or the key lost its lease
+	IdempotencyNotStored = "not_stored" // answered, but not kept: a 4xx or 5xx, or the key lost its lease
 )
 
 // Idempotency counts a request with an Idempotency-Key by its outcome.

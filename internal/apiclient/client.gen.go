@@ -1597,7 +1597,7 @@ type PostApiRegistrationsRegistrationCommandsCancelJSONBody struct {
 
 // PostApiRegistrationsRegistrationCommandsCancelParams defines parameters for PostApiRegistrationsRegistrationCommandsCancel.
 type PostApiRegistrationsRegistrationCommandsCancelParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1609,7 +1609,7 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody struct {
 
 // PostApiRegistrationsRegistrationCommandsChangeAssessmentParams defines parameters for PostApiRegistrationsRegistrationCommandsChangeAssessment.
 type PostApiRegistrationsRegistrationCommandsChangeAssessmentParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1627,7 +1627,7 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody struct {
 
 // PostApiRegistrationsRegistrationCommandsGrantAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsGrantAccommodation.
 type PostApiRegistrationsRegistrationCommandsGrantAccommodationParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1669,7 +1669,7 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody struct {
 
 // PostApiRegistrationsRegistrationCommandsRegisterLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsRegisterLax.
 type PostApiRegistrationsRegistrationCommandsRegisterLaxParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1681,7 +1681,7 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody struct 
 
 // PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsRevokeAccommodation.
 type PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1716,7 +1716,7 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody struct {
 
 // PostApiRegistrationsRegistrationCommandsTransferLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsTransferLax.
 type PostApiRegistrationsRegistrationCommandsTransferLaxParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3612,7 +3612,7 @@ type ListPlatformActionParamsFormat string
 
 // CreatePlatformActionParams defines parameters for CreatePlatformAction.
 type CreatePlatformActionParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3888,7 +3888,7 @@ type ListPartitionFieldParamsFormat string
 
 // CreatePartitionFieldParams defines parameters for CreatePartitionField.
 type CreatePartitionFieldParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4877,7 +4877,7 @@ type ListPermissionParamsFormat string
 
 // CreatePermissionParams defines parameters for CreatePermission.
 type CreatePermissionParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5336,7 +5336,7 @@ type ListUserCommentParamsFormat string
 
 // CreateUserCommentParams defines parameters for CreateUserComment.
 type CreateUserCommentParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5744,7 +5744,7 @@ type ListUserFieldParamsFormat string
 
 // CreateUserFieldParams defines parameters for CreateUserField.
 type CreateUserFieldParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first answer to the key, unless it is a 5xx, is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
