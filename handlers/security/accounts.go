@@ -70,31 +70,44 @@ func (a *accounts) Account(ctx context.Context, partition, userID, organizationI
 // account reads a user's standing in an organization now: Operator is the IsOperator flag of
 // its person there, and Roles the slugs of its current groups. A user without a person in
 // the organization may act there only as an operator (one of its persons is an operator);
-// otherwise the answer is an auth.ErrUnauthenticated refusal.
+// otherwise the answer is an auth.ErrUnauthenticated refusal. An archived user, and a person
+// archived or whose access is revoked (see withdrawn), count for nothing.
 func (s *Security) account(ctx context.Context, partition, userID, organizationID string, now time.Time) (auth.Account, error) {
 	st, err := s.store(partition)
 	if err != nil {
 		return auth.Account{}, err
 	}
+	if why, err := s.rec.userWithdrawn(ctx, st, userID, now); err != nil || why != "" {
+		if err != nil {
+			return auth.Account{}, err
+		}
+		return auth.Account{}, unauthenticated(auth.ReasonRevoked, "the user %s %s", userID, why)
+	}
 	people := s.rec.person
-	persons, err := all(ctx, st, people, []string{"OrganizationIdentifier", "IsOperator"}, "UserIdentifier", userID)
+	persons, err := all(ctx, st, people, personStanding, "UserIdentifier", userID)
 	if err != nil {
 		return auth.Account{}, fmt.Errorf("security: people of user %s: %w", userID, err)
 	}
 	var acct auth.Account
-	found, operatorElsewhere := false, false
+	found, operatorElsewhere, withdrawnHere := false, false, ""
 	for _, p := range persons {
 		op, _ := p.Get(people, "IsOperator").(bool)
-		if str(people, p, "OrganizationIdentifier") == organizationID {
+		why := s.rec.personWithdrawn(p, now)
+		switch {
+		case str(people, p, "OrganizationIdentifier") != organizationID:
+			operatorElsewhere = operatorElsewhere || op && why == ""
+		case why != "":
+			withdrawnHere = why
+		default:
 			found, acct.Operator = true, op
-		} else if op {
-			operatorElsewhere = true
 		}
 	}
 	switch {
 	case found:
 	case operatorElsewhere:
 		acct.Operator = true
+	case withdrawnHere != "":
+		return auth.Account{}, unauthenticated(auth.ReasonRevoked, "the person of user %s in organization %s %s", userID, organizationID, withdrawnHere)
 	case len(persons) == 0:
 		return auth.Account{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in the partition", userID)
 	default:

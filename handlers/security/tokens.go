@@ -111,6 +111,9 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	acct := owner
 	if claims.Subject != rec.UserIdentifier || claims.Organization != rec.OrganizationIdentifier {
 		if acct, err = h.s.account(ctx, st.Partition, claims.Subject, claims.Organization, now); err != nil {
+			if acting != "" && errors.Is(err, auth.ErrUnauthenticated) {
+				return badMember(member, "%v", err) // the user acted for may not act (withdrawn), not the operator
+			}
 			return err
 		}
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // TestTwoReplicasForgetWithdrawnRights: rights taken away — a permission deleted through one
-// replica, a membership ended, a person removed or demoted from operator and a secret revoked
+// replica, a membership ended, a person removed, archived or demoted from operator and a secret revoked
 // with the CLI, all in the shared database — are refused by both replicas within the
 // documented bounds (docs/security.md, "Freshness" and "Revocation"), even by a replica that
 // has just honoured them and holds them in its caches.
@@ -112,6 +112,16 @@ func TestTwoReplicasForgetWithdrawnRights(t *testing.T) {
 		warm(t, tok, "directory/people/count")
 		since := time.Now()
 		change(t, "Person", "", "UserIdentifier", user)
+		refusedByBoth(t, tok, "security/tokens/introspect", http.StatusUnauthorized, auth.RevocationBound, since)
+	})
+
+	t.Run("person archived, refused by both", func(t *testing.T) {
+		t.Parallel()
+		user, _, tok, _, _ := reader(t, "archived@example.com")
+		warm(t, tok, "directory/people/count")
+		since := time.Now()
+		f, _ := reg.MustByName("Person").Member("IsArchived")
+		change(t, "Person", `"`+f.Column+`" = true`, "UserIdentifier", user)
 		refusedByBoth(t, tok, "security/tokens/introspect", http.StatusUnauthorized, auth.RevocationBound, since)
 	})
 

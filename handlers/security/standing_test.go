@@ -1,0 +1,99 @@
+package security_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"credo/engine"
+	"credo/handlers/security"
+	"credo/internal/testenv"
+)
+
+// TestWithdrawnAccess: a person archived or whose access is revoked, and a user archived, no
+// longer authenticate — their tokens, their secret and an operator acting for them are
+// refused within security.AccountTTL — until the person is unarchived, access is granted
+// again, or the user is unarchived. An ending still to come withdraws nothing yet.
+func TestWithdrawnAccess(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			res, token := e.user(t, "", false)
+			op, _ := e.user(t, res.OrganizationIdentifier, true)
+			ctx := context.Background()
+			// set writes members of the user's records as an administrator or a load would.
+			set := func(name string, members map[string]any) {
+				t.Helper()
+				r := e.reg.MustByName(name)
+				cols := map[string]any{}
+				for m, v := range members {
+					f, _ := r.Member(m)
+					if s, ok := v.(time.Time); ok {
+						v = engine.DateTime{Time: s.UTC()}
+					}
+					cols[f.Column] = v
+				}
+				user, _ := r.Member("UserIdentifier")
+				if err := e.store.DB(ctx).Table(e.store.TableName(r)).Where(`"`+user.Column+`" = ?`, res.UserIdentifier).Updates(cols).Error; err != nil {
+					t.Fatal(err)
+				}
+				e.clock.Advance(security.AccountTTL + time.Second) // past the account cache
+			}
+			// standing checks the token, the secret and an operator acting for the user.
+			standing := func(what string, allowed bool, detail string) {
+				t.Helper()
+				body, _ := json.Marshal(map[string]any{"Secret": res.Secret})
+				acting, _ := json.Marshal(map[string]any{"Secret": op.Secret, "Subject": res.UserIdentifier})
+				use := e.do(t, "GET", "security/tokens/introspect", "", bearer(token)...)
+				gen := e.do(t, "POST", "security/tokens/generate", string(body))
+				act := e.do(t, "POST", "security/tokens/generate", string(acting))
+				if allowed {
+					use.expect(t, what+": the token", http.StatusOK)
+					gen.expect(t, what+": the secret", http.StatusOK)
+					act.expect(t, what+": an operator acting for the user", http.StatusOK)
+					return
+				}
+				refused := []response{use.expect(t, what+": the token", http.StatusUnauthorized), gen.expect(t, what+": the secret", http.StatusUnauthorized),
+					act.expect(t, what+": an operator acting for the user", http.StatusBadRequest)}
+				for _, r := range refused {
+					if d := r.detail(t); !strings.Contains(d, detail) {
+						t.Errorf("%s: Detail %q, want it to say %q", what, d, detail)
+					}
+				}
+				var p struct{ Errors map[string][]string }
+				refused[2].json(t, &p)
+				if len(p.Errors["Subject"]) != 1 {
+					t.Errorf("%s: an operator acting for the user: Errors %v, want Subject named", what, p.Errors)
+				}
+			}
+			now := e.clock.Now()
+			standing("at first", true, "")
+
+			set("Person", map[string]any{"IsArchived": true})
+			standing("person archived", false, "is archived")
+			set("Person", map[string]any{"IsArchived": false})
+			standing("person unarchived", true, "")
+
+			set("Person", map[string]any{"AccessRevoked": now.Add(time.Hour)})
+			standing("access revoked in an hour", true, "")
+			set("Person", map[string]any{"AccessRevoked": now.Add(-time.Hour)})
+			standing("access revoked an hour ago", false, "had its access revoked on ")
+			set("Person", map[string]any{"UserAccessGranted": now.Add(-2 * time.Hour)})
+			standing("access granted before it was revoked", false, "had its access revoked on ")
+			set("Person", map[string]any{"UserAccessGranted": now.Add(-time.Minute)})
+			standing("access granted again since", true, "")
+
+			set("User", map[string]any{"UtcArchived": now.Add(-time.Hour)})
+			standing("user archived", false, "was archived on ")
+			set("User", map[string]any{"UtcUnarchived": now.Add(-time.Minute)})
+			standing("user unarchived since", true, "")
+			set("User", map[string]any{"UtcArchived": now})
+			standing("user archived again", false, "was archived on ")
+			set("User", map[string]any{"UtcArchived": now.Add(time.Hour)})
+			standing("user to be archived in an hour", true, "")
+		})
+	}
+}
