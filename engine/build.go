@@ -127,13 +127,41 @@ func (s *Store) scope(tx *gorm.DB, r *Resource, org string) *gorm.DB {
 		return tx
 	}
 	for _, sc := range r.Scope {
-		if sc.Via == nil {
+		switch {
+		case sc.Any != nil:
+			tx = tx.Where(s.anyLinkCond(sc.Any, org))
+		case sc.Via == nil:
 			tx = tx.Where(clause.Eq{Column: col(alias, sc.Field.Column), Value: org})
-		} else {
+		default:
 			tx = tx.Where(s.linkCond(sc.Via, MatchEq, org))
 		}
 	}
 	return tx
+}
+
+// anyLinkCond renders links of which one must hold for the organization org: the links from
+// one local field are one `t.local IN (SELECT … UNION ALL SELECT …)`, which PostgreSQL runs
+// as one semi-join (an OR of subqueries would test every row against each), and the locals
+// are ORed.
+func (s *Store) anyLinkCond(links []*Computed, org string) clause.Expression {
+	var locals []*Field
+	subs := map[*Field][]any{}
+	for _, c := range links {
+		if subs[c.Local] == nil {
+			locals = append(locals, c.Local)
+		}
+		subs[c.Local] = append(subs[c.Local], s.db.Table(s.Table(c.From)+" AS x").
+			Select("x."+quote(c.Remote.Column)).Where(s.cond("x", c.Field, MatchEq, org)))
+	}
+	var or []clause.Expression
+	for _, l := range locals {
+		union := strings.TrimSuffix(strings.Repeat("? UNION ALL ", len(subs[l])), " UNION ALL ")
+		or = append(or, clause.Expr{SQL: "? IN (" + union + ")", Vars: append([]any{col(alias, l.Column)}, subs[l]...)})
+	}
+	if len(or) == 1 {
+		return or[0]
+	}
+	return clause.Or(or...)
 }
 
 // whereKey adds equality on every key field.

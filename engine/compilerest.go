@@ -200,29 +200,64 @@ func compileSearch(p *parsed, r *Resource, _ *Registry) error {
 	return nil
 }
 
-// compileScope resolves the organization conditions, directly or through another descriptor.
+// compileScope resolves the organization conditions, directly or through another descriptor,
+// and the entries of `any` (each through another descriptor).
 func compileScope(p *parsed, r *Resource, g *Registry) error {
-	for _, s := range p.d.Scope {
-		f, ok := r.byName[s.Field]
-		if !ok || !f.Stored() || f.Type != TypeUUID || f.WriteOnly {
-			return p.errAt(s.Field, "scope field %q is not a stored uuid field that is output", s.Field)
-		}
-		sc := ScopeCond{Field: f}
-		if s.Via != nil {
-			if s.Via.Local == "" {
-				s.Via.Local = s.Field
-			}
-			var err error
-			if sc.Via, err = link(p, r, g, s.Via, true); err != nil {
+	for i, s := range p.d.Scope {
+		if s.Any == nil {
+			sc, err := scopeCond(p, r, g, s, "scope", i)
+			if err != nil {
 				return err
 			}
-			if sc.Via.Field.Type != TypeUUID {
-				return p.errAt(s.Via.Field, "scope via field must be a uuid")
+			r.Scope = append(r.Scope, sc)
+			continue
+		}
+		at := []any{"scope", i}
+		switch {
+		case s.Field != "" || s.Via != nil:
+			return p.errIn(at, "a scope entry with any has no field or via of its own: each of its entries has them")
+		case len(s.Any) < 2:
+			return p.errIn(at, "scope any needs two entries or more (one is an ordinary scope entry)")
+		}
+		var sc ScopeCond
+		for j, e := range s.Any {
+			if e.Any != nil || e.Via == nil {
+				return p.errIn(append(at, "any", j), "an entry of scope any is a field with via (no any of its own)")
 			}
+			c, err := scopeCond(p, r, g, e, append(at, "any", j)...)
+			if err != nil {
+				return err
+			}
+			sc.Any = append(sc.Any, c.Via)
 		}
 		r.Scope = append(r.Scope, sc)
 	}
 	return nil
+}
+
+// scopeCond compiles one scope entry with a field, at (see errIn) in the descriptor.
+func scopeCond(p *parsed, r *Resource, g *Registry, s ScopeSpec, at ...any) (ScopeCond, error) {
+	if s.Field == "" {
+		return ScopeCond{}, p.errIn(at, "a scope entry needs a field (or any)")
+	}
+	f, ok := r.byName[s.Field]
+	if !ok || !f.Stored() || f.Type != TypeUUID || f.WriteOnly {
+		return ScopeCond{}, p.errAt(s.Field, "scope field %q is not a stored uuid field that is output", s.Field)
+	}
+	sc := ScopeCond{Field: f}
+	if s.Via != nil {
+		if s.Via.Local == "" {
+			s.Via.Local = s.Field
+		}
+		var err error
+		if sc.Via, err = link(p, r, g, s.Via, true); err != nil {
+			return ScopeCond{}, err
+		}
+		if sc.Via.Field.Type != TypeUUID {
+			return ScopeCond{}, p.errAt(s.Via.Field, "scope via field must be a uuid")
+		}
+	}
+	return sc, nil
 }
 
 // compileIndexes resolves the unique constraints and the indexes.

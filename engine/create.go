@@ -88,7 +88,7 @@ func claimScope(r *Resource, rec Record, present []bool, org string) error {
 		return nil
 	}
 	for _, sc := range r.Scope {
-		if sc.Via != nil {
+		if sc.Via != nil || sc.Any != nil {
 			continue
 		}
 		i := sc.Field.Index

@@ -27,7 +27,8 @@ type Descriptor struct {
 	Sort []string `yaml:"sort"`
 	// Search lists the members of the reduced search record; default: the key.
 	Search []string `yaml:"search"`
-	// Scope limits a non-operator caller to its organization: every entry is one WHERE condition.
+	// Scope limits a non-operator caller to its organization: every entry is one WHERE
+	// condition, and all must hold.
 	Scope []ScopeSpec `yaml:"scope"`
 	// Unique lists unique constraints, each a list of fields.
 	Unique [][]string `yaml:"unique"`
@@ -118,9 +119,11 @@ type FilterSpec struct {
 
 // ScopeSpec is one organization condition: Field equals the caller's organization, or, with
 // Via, Field is among Via.Remote of the Via.From records whose Via.Field is the organization.
+// An entry with Any instead holds when one of its entries (each a Field with Via) holds.
 type ScopeSpec struct {
-	Field string    `yaml:"field"`
-	Via   *LinkSpec `yaml:"via"`
+	Field string      `yaml:"field"`
+	Via   *LinkSpec   `yaml:"via"`
+	Any   []ScopeSpec `yaml:"any"`
 }
 
 // HookSpec names registered hooks (see hooks.go).

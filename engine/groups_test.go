@@ -23,7 +23,7 @@ var (
 
 // apiGroups is api.md's Groups table with the per-group facts of decisions §6. Sort lists the
 // default order ("Field" or "Field desc"); Scope lists the organization conditions as
-// "Field" or "Field via From.Remote:Field".
+// "Field", "Field via From.Remote:Field", or "any of " such links joined by " | ".
 var apiGroups = []struct {
 	Path   string
 	Record string
@@ -56,7 +56,14 @@ var apiGroups = []struct {
 		Scope: []string{"OrganizationIdentifier"}},
 	{Path: "directory/memberships-reasons", Record: "MembershipReason", Ops: opsRead, Key: []string{"ReasonIdentifier"},
 		Scope: []string{"MembershipIdentifier via Membership.MembershipIdentifier:OrganizationIdentifier"}},
-	{Path: "directory/people-addresses", Record: "PersonAddress", Ops: opsRead, Key: []string{"AddressIdentifier"}},
+	// decisions §6 names addresses in neither list: they are scoped by the people that refer
+	// to them (docs/security.md, "Operators").
+	{Path: "directory/people-addresses", Record: "PersonAddress", Ops: opsRead, Key: []string{"AddressIdentifier"},
+		Scope: []string{"any of " +
+			"AddressIdentifier via Person.BillingAddressIdentifier:OrganizationIdentifier | " +
+			"AddressIdentifier via Person.HomeAddressIdentifier:OrganizationIdentifier | " +
+			"AddressIdentifier via Person.ShippingAddressIdentifier:OrganizationIdentifier | " +
+			"AddressIdentifier via Person.WorkAddressIdentifier:OrganizationIdentifier"}},
 	{Path: "directory/people", Record: "Person", Ops: opsRead, Key: []string{"PersonIdentifier"},
 		Sort:   []string{"FullName"},
 		Unique: [][]string{{"UserIdentifier", "OrganizationIdentifier"}, {"OrganizationIdentifier", "PersonCode"}},
@@ -578,14 +585,25 @@ func uniqueNames(lists [][]*engine.Field) [][]string {
 }
 
 func scopeNames(r *engine.Resource) []string {
+	via := func(v *engine.Computed) string {
+		return fmt.Sprintf(" via %s.%s:%s", v.From.Name, v.Remote.Name, v.Field.Name)
+	}
 	var out []string
 	for _, sc := range r.Scope {
+		if sc.Any != nil {
+			var links []string
+			for _, v := range sc.Any {
+				links = append(links, v.Local.Name+via(v))
+			}
+			out = append(out, "any of "+strings.Join(links, " | "))
+			continue
+		}
 		s := sc.Field.Name
 		if v := sc.Via; v != nil {
 			if v.Local != sc.Field {
 				s += " (local " + v.Local.Name + ")"
 			}
-			s += fmt.Sprintf(" via %s.%s:%s", v.From.Name, v.Remote.Name, v.Field.Name)
+			s += via(v)
 		}
 		out = append(out, s)
 	}

@@ -137,6 +137,43 @@ func (p *parsed) errAt(value, format string, args ...any) error {
 	return fmt.Errorf("descriptor %s: %s", p.file, msg)
 }
 
+// errIn reports a problem at the line of the node that path leads to from the document: a
+// string is a mapping's key, an int a sequence's position (scope, 1, any, 0: the second scope
+// entry's first entry of any). It names the file alone when there is no such node.
+func (p *parsed) errIn(path []any, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if n := nodeAt(p.root, path); n != nil {
+		return fmt.Errorf("descriptor %s:%d: %s", p.file, n.Line, msg)
+	}
+	return fmt.Errorf("descriptor %s: %s", p.file, msg)
+}
+
+func nodeAt(n *yaml.Node, path []any) *yaml.Node {
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for _, step := range path {
+		if n == nil {
+			return nil
+		}
+		var next *yaml.Node
+		switch step := step.(type) {
+		case string:
+			for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == step {
+					next = n.Content[i+1]
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && step < len(n.Content) {
+				next = n.Content[step]
+			}
+		}
+		n = next
+	}
+	return n
+}
+
 func findLine(n *yaml.Node, value string) int {
 	if n == nil || value == "" {
 		return 0

@@ -113,10 +113,13 @@ type SortTerm struct {
 	Desc  bool
 }
 
-// ScopeCond is one organization condition (see ScopeSpec).
+// ScopeCond is one organization condition (see ScopeSpec): Field equals the organization, or
+// with Via is among the organization's Via records; or, with Any (Field and Via nil), the
+// Local of one of the links is among its organization's records.
 type ScopeCond struct {
 	Field *Field
 	Via   *Computed
+	Any   []*Computed
 }
 
 // Resource is a compiled, immutable descriptor: everything the engine and handlers need to

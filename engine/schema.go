@@ -84,7 +84,12 @@ func IndexPlan(r *Resource) (unique, plain [][]*Field) {
 	}
 	cands = append(cands, r.Indexes...)
 	for _, sc := range r.Scope {
-		cands = append(cands, []*Field{sc.Field})
+		if sc.Field != nil {
+			cands = append(cands, []*Field{sc.Field})
+		}
+		for _, c := range sc.Any {
+			cands = append(cands, []*Field{c.Local})
+		}
 	}
 	for _, f := range r.Filters {
 		if f.Field.Stored() {
@@ -161,9 +166,11 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 			}
 		}
 		for _, sc := range r.Scope {
-			if sc.Via != nil {
-				add(sc.Via)
-				out[sc.Via.From] = append(out[sc.Via.From], []*Field{sc.Via.Field, sc.Via.Remote})
+			for _, c := range append([]*Computed{sc.Via}, sc.Any...) {
+				if c != nil {
+					add(c)
+					out[c.From] = append(out[c.From], []*Field{c.Field, c.Remote})
+				}
 			}
 		}
 	}
