@@ -42,6 +42,12 @@ func TestDescriptorErrors(t *testing.T) {
 		{file: "writeonly-filter.yaml", line: 10, want: "field WidgetSecret is writeOnly and cannot be a filter"},
 		{file: "hash-not-writeonly.yaml", line: 10, want: "field WidgetPin: hash needs writeOnly: true"},
 		{file: "sort-writeonly.yaml", line: 9, want: "WidgetSecret is write-only and cannot be sorted on"},
+		{file: "scope-any-with-field.yaml", line: 13, want: "a scope entry with any has no field or via of its own"},
+		{file: "scope-any-one-entry.yaml", line: 13, want: "scope any needs two entries or more"},
+		{file: "scope-any-entry-without-via.yaml", line: 15, want: "an entry of scope any is a field with via"},
+		{file: "scope-any-nested.yaml", line: 16, want: "an entry of scope any is a field with via (no any of its own)"},
+		{file: "scope-any-unknown-remote.yaml", line: 16, want: `remote "GuardianIdentifier" is not a field of Widget`},
+		{file: "scope-entry-without-field.yaml", line: 12, want: "a scope entry needs a field (or any)"},
 	}
 	files, err := filepath.Glob("../testdata/descriptors/invalid/*.yaml")
 	if err != nil {

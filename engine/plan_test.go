@@ -89,3 +89,69 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresAddressScopePlans loads 20,000 people of 100 organizations, each referring to
+// an address, and asks PostgreSQL for the plans of an organization's list, count and key
+// lookup of people-addresses: the organization's people are read through an index (never the
+// whole table), and the scope is one semi-join of their addresses, not a subquery tested
+// against every address (a SubPlan), so that the work follows the organization's people, not
+// the partition's addresses, as both grow.
+func TestPostgresAddressScopePlans(t *testing.T) {
+	pg := testenv.Postgres(t)
+	if testing.Short() {
+		t.Skip("loads 20,000 people")
+	}
+	ctx := context.Background()
+	reg := fixtureRegistry(t)
+	p := testenv.Partition(t)
+	db, err := engine.Open(ctx, pg, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, _ := db.Store(p)
+	addresses, people := reg.MustByName("PersonAddress"), reg.MustByName("Person")
+	const n = 20_000
+	members := []string{"BillingAddressIdentifier", "HomeAddressIdentifier", "ShippingAddressIdentifier", "WorkAddressIdentifier"}
+	ad, pd := make([]engine.Draft, n), make([]engine.Draft, n)
+	for i := range n {
+		a := fmt.Sprintf("0190a6f0-0000-7000-8000-%012d", i)
+		var err error
+		if ad[i], err = addresses.DecodeDraft(fmt.Appendf(nil, `{"AddressIdentifier":%q,"City":"City %d"}`, a, i%300)); err != nil {
+			t.Fatal(err)
+		}
+		if pd[i], err = people.DecodeDraft(fmt.Appendf(nil, `{"UserIdentifier":"0190a6f0-0000-7000-9000-%012d","OrganizationIdentifier":"0190a6f0-0000-7000-a000-%012d",%q:%q}`,
+			i, i%100, members[i%4], a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r, drafts := range map[*engine.Resource][]engine.Draft{addresses: ad, people: pd} {
+		if err := s.InsertAll(ctx, r, drafts, engine.AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB(ctx).Exec("ANALYZE " + s.Table(r)).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	org := engine.Organization("0190a6f0-0000-7000-a000-000000000007")
+	for name, params := range map[string]string{"list": "", "key": "Identifier=0190a6f0-0000-7000-8000-000000000007", "by city": "City=City 7&Sort=City"} {
+		q := query(t, addresses, request.KindList, params)
+		list, lvars := s.ListSQL(addresses, q, org)
+		count, cvars := s.CountSQL(addresses, q, org)
+		for stmt, sql := range map[string]string{"list": list, "count": count} {
+			vars := lvars
+			if stmt == "count" {
+				vars = cvars
+			}
+			var plan []string
+			if err := s.DB(ctx).Raw("EXPLAIN "+sql, vars...).Scan(&plan).Error; err != nil {
+				t.Fatalf("%s %s: explain: %v", stmt, name, err)
+			}
+			text := strings.Join(plan, "\n")
+			t.Logf("%s %s: %s\n%s", stmt, name, params, text)
+			if strings.Contains(text, "Seq Scan on people") || strings.Contains(text, "SubPlan") {
+				t.Errorf("%s %s: the plan scans every person or tests every address:\n%s", stmt, name, text)
+			}
+		}
+	}
+}

@@ -12,9 +12,9 @@ import (
 )
 
 // TestOrganizationScope checks that a non-operator of organization A, allowed to read every
-// group, never sees organization B's people, users, memberships, gradebooks or achievements
-// through get, exists, count, list, search or the gradebook export, while it sees A's and an
-// operator sees both.
+// group, never sees organization B's people, their addresses, users, memberships, gradebooks
+// or achievements through get, exists, count, list, search or the gradebook export, while it
+// sees A's and an operator sees both. An address no person refers to is an operator's only.
 func TestOrganizationScope(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -30,17 +30,20 @@ func TestOrganizationScope(t *testing.T) {
 			ids := map[string][2]string{} // group path → ids in A and B
 			for i, org := range []string{orgA, orgB} {
 				u := e.create(t, "User", map[string]any{"Email": uuid.NewString()[:8] + "@example.com", "FullName": "Scoped " + org[:8]})
-				p := e.create(t, "Person", map[string]any{"UserIdentifier": u["UserIdentifier"], "OrganizationIdentifier": org, "FullName": "Scoped"})
+				addr := e.create(t, "PersonAddress", map[string]any{"City": "Scoped " + org[:8]})
+				p := e.create(t, "Person", map[string]any{"UserIdentifier": u["UserIdentifier"], "OrganizationIdentifier": org, "FullName": "Scoped",
+					"WorkAddressIdentifier": addr["AddressIdentifier"]})
 				g := e.group(t, org, "Scoped")
 				m := e.create(t, "Membership", map[string]any{"UserIdentifier": u["UserIdentifier"], "GroupIdentifier": g, "OrganizationIdentifier": org})
 				gb := e.create(t, "Gradebook", map[string]any{"OrganizationIdentifier": org, "GradebookTitle": "Scoped " + org[:8]})
 				a := e.create(t, "Achievement", map[string]any{"OrganizationIdentifier": org})
 				for path, rec := range map[string]map[string]any{
-					"security/users":        u,
-					"directory/people":      p,
-					"directory/memberships": m,
-					"progress/gradebooks":   gb,
-					"progress/achievements": a,
+					"security/users":             u,
+					"directory/people":           p,
+					"directory/people-addresses": addr,
+					"directory/memberships":      m,
+					"progress/gradebooks":        gb,
+					"progress/achievements":      a,
 				} {
 					r := e.reg.MustByName(path)
 					pair := ids[path]
@@ -79,6 +82,16 @@ func TestOrganizationScope(t *testing.T) {
 						t.Errorf("%s%s shows organization B's record %s", path, op, b)
 					}
 				}
+			}
+
+			// An address that no person refers to is no organization's.
+			orphan := e.create(t, "PersonAddress", map[string]any{"City": "Nobody's"})["AddressIdentifier"].(string)
+			e.do(t, "GET", "directory/people-addresses/"+orphan, "", bearer(token)...).expect(t, "orphan address", http.StatusNotFound)
+			e.do(t, "HEAD", "directory/people-addresses/"+orphan, "", bearer(token)...).expect(t, "orphan address exists", http.StatusNotFound)
+			e.do(t, "GET", "directory/people-addresses/"+orphan, "", bearer(opToken)...).expect(t, "operator orphan address", http.StatusOK)
+			count := e.do(t, "GET", "directory/people-addresses/count", "", bearer(token)...).expect(t, "address count", http.StatusOK)
+			if strings.TrimSpace(string(count.body)) != `{"Count":1}` {
+				t.Errorf("A's addresses: %s, want the one A's person refers to", count.body)
 			}
 
 			// The gradebook export, and its download, hold only A's gradebooks.
