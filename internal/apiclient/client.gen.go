@@ -6831,35 +6831,35 @@ type ClientInterface interface {
 
 	// ListPersonAddress List PersonAddress records matching the filters, one page at a time.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with GET /v2/{partition}/directory/people-addresses (the `ListPersonAddress` operationId).
 	ListPersonAddress(ctx context.Context, partition Partition, params *ListPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CountPersonAddress Count PersonAddress records matching the filters.
 	//
-	// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`.
+	// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with GET /v2/{partition}/directory/people-addresses/count (the `CountPersonAddress` operationId).
 	CountPersonAddress(ctx context.Context, partition Partition, params *CountPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SearchPersonAddress Search PersonAddress records, returning reduced records.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with GET /v2/{partition}/directory/people-addresses/search (the `SearchPersonAddress` operationId).
 	SearchPersonAddress(ctx context.Context, partition Partition, params *SearchPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPersonAddress Get a PersonAddress by its key.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with GET /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `GetPersonAddress` operationId).
 	GetPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *GetPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExistsPersonAddress Tell whether a PersonAddress exists.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
 	ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8666,7 +8666,7 @@ func (c *Client) ListPerson(ctx context.Context, partition Partition, params *Li
 
 // ListPersonAddress List PersonAddress records matching the filters, one page at a time.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with GET /v2/{partition}/directory/people-addresses (the `ListPersonAddress` operationId).
 func (c *Client) ListPersonAddress(ctx context.Context, partition Partition, params *ListPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8683,7 +8683,7 @@ func (c *Client) ListPersonAddress(ctx context.Context, partition Partition, par
 
 // CountPersonAddress Count PersonAddress records matching the filters.
 //
-// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`.
+// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with GET /v2/{partition}/directory/people-addresses/count (the `CountPersonAddress` operationId).
 func (c *Client) CountPersonAddress(ctx context.Context, partition Partition, params *CountPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8700,7 +8700,7 @@ func (c *Client) CountPersonAddress(ctx context.Context, partition Partition, pa
 
 // SearchPersonAddress Search PersonAddress records, returning reduced records.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with GET /v2/{partition}/directory/people-addresses/search (the `SearchPersonAddress` operationId).
 func (c *Client) SearchPersonAddress(ctx context.Context, partition Partition, params *SearchPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8717,7 +8717,7 @@ func (c *Client) SearchPersonAddress(ctx context.Context, partition Partition, p
 
 // GetPersonAddress Get a PersonAddress by its key.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with GET /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `GetPersonAddress` operationId).
 func (c *Client) GetPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *GetPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8734,7 +8734,7 @@ func (c *Client) GetPersonAddress(ctx context.Context, partition Partition, addr
 
 // ExistsPersonAddress Tell whether a PersonAddress exists.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Corresponds with HEAD /v2/{partition}/directory/people-addresses/{AddressIdentifier} (the `ExistsPersonAddress` operationId).
 func (c *Client) ExistsPersonAddress(ctx context.Context, partition Partition, addressIdentifier openapi_types.UUID, params *ExistsPersonAddressParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -33665,7 +33665,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListPersonAddressWithResponse List PersonAddress records matching the filters, one page at a time.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -33674,7 +33674,7 @@ type ClientWithResponsesInterface interface {
 
 	// CountPersonAddressWithResponse Count PersonAddress records matching the filters.
 	//
-	// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`.
+	// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -33683,7 +33683,7 @@ type ClientWithResponsesInterface interface {
 
 	// SearchPersonAddressWithResponse Search PersonAddress records, returning reduced records.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -33692,7 +33692,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPersonAddressWithResponse Get a PersonAddress by its key.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -33701,7 +33701,7 @@ type ClientWithResponsesInterface interface {
 
 	// ExistsPersonAddressWithResponse Tell whether a PersonAddress exists.
 	//
-	// Needs the permission Read on `directory/people-addresses`.
+	// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -56343,7 +56343,7 @@ func (c *ClientWithResponses) ListPersonWithResponse(ctx context.Context, partit
 
 // ListPersonAddressWithResponse List PersonAddress records matching the filters, one page at a time.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56358,7 +56358,7 @@ func (c *ClientWithResponses) ListPersonAddressWithResponse(ctx context.Context,
 
 // CountPersonAddressWithResponse Count PersonAddress records matching the filters.
 //
-// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`.
+// `Filter.*` paging parameters are accepted and ignored; the unprefixed ones are a 400. Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56373,7 +56373,7 @@ func (c *ClientWithResponses) CountPersonAddressWithResponse(ctx context.Context
 
 // SearchPersonAddressWithResponse Search PersonAddress records, returning reduced records.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56388,7 +56388,7 @@ func (c *ClientWithResponses) SearchPersonAddressWithResponse(ctx context.Contex
 
 // GetPersonAddressWithResponse Get a PersonAddress by its key.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56403,7 +56403,7 @@ func (c *ClientWithResponses) GetPersonAddressWithResponse(ctx context.Context, 
 
 // ExistsPersonAddressWithResponse Tell whether a PersonAddress exists.
 //
-// Needs the permission Read on `directory/people-addresses`.
+// Needs the permission Read on `directory/people-addresses`. Limited to the caller's organization unless the caller is an operator; another organization's record is a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
