@@ -104,9 +104,13 @@ func escapeLike(s string) string {
 
 // linkCond renders `t.local IN (SELECT x.remote FROM other x WHERE <x.field op v>)`.
 func (s *Store) linkCond(c *Computed, op MatchOp, v any) clause.Expression {
-	sub := s.db.Table(s.Table(c.From) + " AS x").Select("x." + quote(c.Remote.Column)).
+	return clause.Expr{SQL: "? IN (?)", Vars: []any{col(alias, c.Local.Column), s.linkSub(c, op, v)}}
+}
+
+// linkSub is the subquery of linkCond: `SELECT x.remote FROM other x WHERE <x.field op v>`.
+func (s *Store) linkSub(c *Computed, op MatchOp, v any) *gorm.DB {
+	return s.db.Table(s.Table(c.From) + " AS x").Select("x." + quote(c.Remote.Column)).
 		Where(s.cond("x", c.Field, op, v))
-	return clause.Expr{SQL: "? IN (?)", Vars: []any{col(alias, c.Local.Column), sub}}
 }
 
 // where adds the filter and scope conditions of q.
@@ -150,8 +154,7 @@ func (s *Store) anyLinkCond(links []*Computed, org string) clause.Expression {
 		if subs[c.Local] == nil {
 			locals = append(locals, c.Local)
 		}
-		subs[c.Local] = append(subs[c.Local], s.db.Table(s.Table(c.From)+" AS x").
-			Select("x."+quote(c.Remote.Column)).Where(s.cond("x", c.Field, MatchEq, org)))
+		subs[c.Local] = append(subs[c.Local], s.linkSub(c, MatchEq, org))
 	}
 	var or []clause.Expression
 	for _, l := range locals {
