@@ -16,19 +16,8 @@ import (
 // of the last two also continued after a position (keyset): none may scan the table
 // sequentially, and a continued page seeks its index.
 func TestPostgresPlansUseIndexes(t *testing.T) {
-	pg := testenv.Postgres(t)
-	if testing.Short() {
-		t.Skip("loads 100,000 rows")
-	}
 	ctx := context.Background()
-	reg := fixtureRegistry(t)
-	p := testenv.Partition(t)
-	db, err := engine.Open(ctx, pg, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, _ := db.Store(p)
+	s, reg := loadedPostgres(t, "loads 100,000 rows")
 	r := reg.MustByName("UserComment")
 	const n = 100_000
 	drafts := make([]engine.Draft, n)
@@ -97,19 +86,8 @@ func TestPostgresPlansUseIndexes(t *testing.T) {
 // against every address (a SubPlan), so that the work follows the organization's people, not
 // the partition's addresses, as both grow.
 func TestPostgresAddressScopePlans(t *testing.T) {
-	pg := testenv.Postgres(t)
-	if testing.Short() {
-		t.Skip("loads 20,000 people")
-	}
 	ctx := context.Background()
-	reg := fixtureRegistry(t)
-	p := testenv.Partition(t)
-	db, err := engine.Open(ctx, pg, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, _ := db.Store(p)
+	s, reg := loadedPostgres(t, "loads 20,000 people")
 	addresses, people := reg.MustByName("PersonAddress"), reg.MustByName("Person")
 	const n = 20_000
 	members := []string{"BillingAddressIdentifier", "HomeAddressIdentifier", "ShippingAddressIdentifier", "WorkAddressIdentifier"}
@@ -154,4 +132,23 @@ func TestPostgresAddressScopePlans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// loadedPostgres is a fresh partition of the fixture registry on the test PostgreSQL, for a
+// test that loads many rows (what, the reason it is skipped under -short).
+func loadedPostgres(t *testing.T, what string) (*engine.Store, *engine.Registry) {
+	t.Helper()
+	pg := testenv.Postgres(t)
+	if testing.Short() {
+		t.Skip(what)
+	}
+	reg := fixtureRegistry(t)
+	p := testenv.Partition(t)
+	db, err := engine.Open(context.Background(), pg, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, _ := db.Store(p)
+	return s, reg
 }

@@ -11,7 +11,6 @@ import (
 	"credo/engine"
 	"credo/handlers/request"
 	"credo/internal/testenv"
-	"credo/resources"
 )
 
 // Addresses seeded by seedAddresses: one per member of a person of organization A that refers
@@ -44,10 +43,7 @@ func seedAddresses(t *testing.T, s *engine.Store) {
 // address, and one nobody refers to, are missing from get, exists, count, list and search,
 // with filters, sorts and pages; every organization sees them all.
 func TestAddressesScopedByPeople(t *testing.T) {
-	reg, err := engine.Load(resources.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := loadGroups(t)
 	r := reg.MustByName("PersonAddress")
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		ctx := context.Background()
@@ -257,10 +253,7 @@ var addressScopeIndexes = []string{
 // TestMigrateAddsTheAddressScopeIndexes: a partition migrated before people-addresses were
 // scoped lacks the indexes of its links; the next start-up adds them.
 func TestMigrateAddsTheAddressScopeIndexes(t *testing.T) {
-	reg, err := engine.Load(resources.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := loadGroups(t)
 	ctx := context.Background()
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
