@@ -79,13 +79,15 @@ func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 	return h, nil
 }
 
-// DecodeRow reads one CSV row (cells under the header's members) into a draft: a cell is
-// parsed as its member's type; an empty cell is omitted (null, default or zero, as in a body).
+// DecodeRow reads one CSV row (cells under the header's members) of a file of the process
+// (`credo load`) into a draft, as DecodeFileDraft reads a JSON row: a cell is parsed as its
+// member's type, read-only members included; an empty cell is omitted (null, default or
+// zero, as in a body); a computed member's cell is ignored.
 func (h *CSVHeader) DecodeRow(cells []string) (Draft, error) {
 	d := h.r.NewDraft()
 	verr := &ValidationError{}
 	for i, f := range h.fields {
-		if i >= len(cells) || cells[i] == "" || !f.Stored() || f.ReadOnly {
+		if i >= len(cells) || cells[i] == "" || !f.Stored() {
 			continue
 		}
 		v, err := f.ParseText(cells[i])

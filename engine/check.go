@@ -6,8 +6,12 @@ import "context"
 // old is the stored record (nil on create), new the completed record about to be stored (nil
 // on delete), both with every stored member. It runs in the write's transaction (tx), so what
 // it reads is what the write replaces; a non-nil error refuses the write and is returned as
-// it is. Descriptors name checks in `hooks: authorize:`; the server's authorizer supplies
-// them and the router attaches them to each request with WithWriteCheck.
+// it is. A check that lets a create, update or patch through may also set read-only members
+// of new that only the caller or the write's transaction can give (a grant's grantor, time
+// and organization; see Record.Set): it runs after the beforeWrite hooks, and new is stored
+// (and tagged) as the check leaves it. Descriptors name checks in `hooks: authorize:`; the
+// server's authorizer supplies them and the router attaches them to each request with
+// WithWriteCheck.
 type WriteCheck func(ctx context.Context, tx *Store, r *Resource, old, new Record) error
 
 type checkKey struct{ r *Resource }

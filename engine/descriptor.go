@@ -67,8 +67,11 @@ type FieldSpec struct {
 	Validate string `yaml:"validate"`
 	// MaxLength caps a string's length in characters (default MaxStringLength).
 	MaxLength int `yaml:"maxLength"`
-	// ReadOnly members are output only: a body may carry them but its value is ignored
-	// (a hook derives them).
+	// ReadOnly members are output only over the API: a body may carry them but its value
+	// is ignored; a beforeWrite hook derives them, or the resource's authorize check sets them
+	// from the caller. The files of `credo load` (and seeding) set them like any member, and
+	// a beforeWrite hook still derives its own. Left out, they take their default, or null, or
+	// their type's zero value.
 	ReadOnly bool `yaml:"readOnly"`
 	// References names another descriptor whose (single) key the member's non-null values
 	// must name. `credo load` checks it, against the partition and the file; the API does not,

@@ -99,7 +99,15 @@ func (d Draft) of(r *Resource) error {
 // must be a member of the record (exact case); values must have the member's JSON type
 // exactly (no quoted numbers). Computed and read-only members a client echoes back are
 // checked and dropped. Problems are collected per member into one *ValidationError.
-func (r *Resource) DecodeDraft(data []byte) (Draft, error) {
+func (r *Resource) DecodeDraft(data []byte) (Draft, error) { return r.decodeDraft(data, false) }
+
+// DecodeFileDraft is DecodeDraft for the rows of the process's own files (`credo load`,
+// seeding): read-only members are kept, not dropped, so that a file carries what the API
+// sets from its caller (a permission's grantor, time and organization). Computed members are
+// still checked and dropped, and a beforeWrite hook still derives its members.
+func (r *Resource) DecodeFileDraft(data []byte) (Draft, error) { return r.decodeDraft(data, true) }
+
+func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 	members, err := DecodeObject(data)
 	if err != nil {
 		return Draft{}, err
@@ -125,7 +133,7 @@ func (r *Resource) DecodeDraft(data []byte) (Draft, error) {
 			verr.Add(name, fmt.Sprintf("%s %v", name, err))
 			continue
 		}
-		if f.ReadOnly {
+		if f.ReadOnly && !file {
 			continue
 		}
 		d.rec[f.Index], d.given[f.Index] = v, true

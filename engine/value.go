@@ -204,14 +204,14 @@ var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 const nilUUID = "00000000-0000-0000-0000-000000000000"
 
 // complete fills members the body omitted and checks nulls, requirements (a required uuid
-// member may not be the nil UUID) and validate tags.
+// member may not be the nil UUID) and validate tags. A read-only member is never required:
+// an API body cannot give it (DecodeDraft drops it), so it takes its default, null or zero
+// value until a hook or the write check sets it; a file (DecodeFileDraft) or a stored record
+// (a patch) gives it, and it is checked like any member.
 func (r *Resource) complete(rec Record, present []bool) error {
 	verr := &ValidationError{}
 	for _, f := range r.Fields {
-		if f.ReadOnly && f.Default == "" {
-			continue
-		}
-		if !present[f.Index] || f.ReadOnly {
+		if !present[f.Index] {
 			if f.Required && !f.ReadOnly {
 				verr.Add(f.Name, f.Name+" is required")
 				continue

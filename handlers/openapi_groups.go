@@ -267,14 +267,26 @@ func outputSchema(r *engine.Resource, fields []*engine.Field, desc string) obj {
 	props := obj{}
 	for _, f := range fields {
 		s := typeSchema(f.Type, f.Nullable)
-		if !f.Stored() {
+		switch {
+		case !f.Stored():
 			s["description"] = "Computed; read-only."
+		case f.ReadOnly:
+			// Left out of the bodies ({Name}Input, {Name}Patch): a value sent is ignored.
+			s["readOnly"] = true
+			if d, ok := s["description"].(string); ok {
+				s["description"] = readOnlyNote + " " + d
+			} else {
+				s["description"] = readOnlyNote
+			}
 		}
 		props[f.Name] = s
 	}
 	return obj{"type": "object", "properties": props, "additionalProperties": false,
 		"description": desc + " Every member is present unless `Includes` or `Excludes` leave it out; null where null."}
 }
+
+// readOnlyNote describes a stored read-only member (the descriptor's readOnly).
+const readOnlyNote = "Read-only: set by the server on every create, PUT and PATCH; a value sent in a body is ignored."
 
 // inputSchema is the body of create and PUT (patch false), or of PATCH: the stored members
 // a client may write, without the read-only and computed ones. PATCH requires no member.

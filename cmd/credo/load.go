@@ -217,7 +217,7 @@ func (rr *rowReader) startJSON(br *bufio.Reader) error {
 		if err := dec.Decode(&raw); err != nil {
 			return engine.Draft{}, nil, notArray(err)
 		}
-		d, problem := rr.r.DecodeDraft(raw)
+		d, problem := rr.r.DecodeFileDraft(raw)
 		return d, problem, nil
 	}
 	return nil

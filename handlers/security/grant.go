@@ -33,10 +33,11 @@ func (a authorizer) WriteCheck(name string) (engine.WriteCheck, bool) {
 	return nil, false
 }
 
-// checkGrant bounds a change of a Permission record by what the caller holds (decisions §7).
-// Besides the route's own flag (Create, Write or Delete on security/permissions), a caller
-// who is not an operator must, for the record it replaces (old, on update, patch and delete)
-// and the record it stores (new, on create, update and patch):
+// checkGrant bounds a change of a Permission record by what the caller holds (decisions §7),
+// and records who made it. Besides the route's own flag (Create, Write or Delete on
+// security/permissions), a caller who is not an operator must, for the record it replaces
+// (old, on update, patch and delete) and the record it stores (new, on create, update and
+// patch):
 //   - hold every flag the record grants on the record's object, Administrate there for
 //     Administrate, Configure and TrialAccess;
 //   - act in the organization of the record's group.
@@ -47,35 +48,74 @@ func (a authorizer) WriteCheck(name string) (engine.WriteCheck, bool) {
 // checked writes of a partition run one after another (tx.Serialize), so that no check reads
 // grants that a concurrent checked write is replacing: two moves that each the other's old
 // place allows are never both taken (READ COMMITTED alone let them both pass on PostgreSQL).
+//
+// A record it lets through (new) gets the audit members, whatever the client sent (they are
+// read-only, so a body's values never reach it): PermissionGrantedBy is the caller's user,
+// PermissionGranted the time of the write and OrganizationIdentifier the organization of the
+// record's group, read in the write's transaction (see stamp).
 func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, old, new engine.Record) error {
 	p := auth.FromContext(ctx)
 	if p == nil {
 		return unauthenticated(auth.ReasonMissing, "no credential")
 	}
-	if p.Operator {
-		return nil
-	}
-	if err := tx.Serialize(ctx, GrantCheck); err != nil {
-		return err
-	}
-	for _, rec := range []engine.Record{old, new} {
-		if rec != nil {
-			if err := s.mayGrant(ctx, tx, r, p, rec); err != nil {
-				return err
+	if !p.Operator {
+		if err := tx.Serialize(ctx, GrantCheck); err != nil {
+			return err
+		}
+		for _, rec := range []engine.Record{old, new} {
+			if rec != nil {
+				if err := s.mayGrant(ctx, tx, r, p, rec); err != nil {
+					return err
+				}
 			}
 		}
 	}
+	if new == nil {
+		return nil
+	}
+	return s.stamp(ctx, tx, r, p, new)
+}
+
+// stamp sets the audit members of a permission record that a caller stores. The organization
+// is that of the record's group: for a caller who is not an operator, mayGrant has just found
+// it to be the caller's; an operator may grant to a group of any organization, or to one the
+// partition does not hold, whose organization is then unknown: the nil UUID, the member's
+// value for no organization (it is not nullable, and was the value of an omitted one).
+func (s *Security) stamp(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record) error {
+	org := p.OrganizationIdentifier
+	if p.Operator {
+		var err error
+		if org, err = s.groupOrganization(ctx, tx, str(r, rec, "GroupIdentifier")); err != nil {
+			return err
+		}
+		if org == "" {
+			org = uuid.Nil.String()
+		}
+	}
+	rec.Set(r, "OrganizationIdentifier", org)
+	rec.Set(r, "PermissionGrantedBy", p.UserIdentifier)
+	rec.Set(r, "PermissionGranted", dateTime(s.now()))
 	return nil
+}
+
+// groupOrganization returns the organization of a group, "" when the partition holds no
+// such group.
+func (s *Security) groupOrganization(ctx context.Context, tx *engine.Store, group string) (string, error) {
+	groups := s.rec.group
+	found, err := all(ctx, tx, groups, []string{"OrganizationIdentifier"}, "GroupIdentifier", group)
+	if err != nil || len(found) == 0 {
+		return "", err
+	}
+	return str(groups, found[0], "OrganizationIdentifier"), nil
 }
 
 func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record) error {
 	group := str(r, rec, "GroupIdentifier")
-	groups := s.rec.group
-	found, err := all(ctx, tx, groups, []string{"OrganizationIdentifier"}, "GroupIdentifier", group)
+	org, err := s.groupOrganization(ctx, tx, group)
 	if err != nil {
 		return err
 	}
-	if len(found) == 0 || str(groups, found[0], "OrganizationIdentifier") != p.OrganizationIdentifier {
+	if org == "" || org != p.OrganizationIdentifier {
 		// An unknown group and another organization's answer alike: no probing of other
 		// organizations' group identifiers.
 		return forbidden("the group %s is not a group of your organization; only operators grant to other organizations", group)

@@ -918,24 +918,30 @@ type PartitionFieldSearch struct {
 
 // Permission A Permission record. Every member is present unless `Includes` or `Excludes` leave it out; null where null.
 type Permission struct {
-	AllowAdministrate      *bool                     `json:"AllowAdministrate,omitempty"`
-	AllowConfigure         *bool                     `json:"AllowConfigure,omitempty"`
-	AllowCreate            *bool                     `json:"AllowCreate,omitempty"`
-	AllowDelete            *bool                     `json:"AllowDelete,omitempty"`
-	AllowExecute           *bool                     `json:"AllowExecute,omitempty"`
-	AllowRead              *bool                     `json:"AllowRead,omitempty"`
-	AllowTrialAccess       *bool                     `json:"AllowTrialAccess,omitempty"`
-	AllowWrite             *bool                     `json:"AllowWrite,omitempty"`
-	GroupIdentifier        *openapi_types.UUID       `json:"GroupIdentifier,omitempty"`
-	ObjectIdentifier       *openapi_types.UUID       `json:"ObjectIdentifier,omitempty"`
-	ObjectType             nullable.Nullable[string] `json:"ObjectType,omitempty"`
-	OrganizationIdentifier *openapi_types.UUID       `json:"OrganizationIdentifier,omitempty"`
+	AllowAdministrate *bool                     `json:"AllowAdministrate,omitempty"`
+	AllowConfigure    *bool                     `json:"AllowConfigure,omitempty"`
+	AllowCreate       *bool                     `json:"AllowCreate,omitempty"`
+	AllowDelete       *bool                     `json:"AllowDelete,omitempty"`
+	AllowExecute      *bool                     `json:"AllowExecute,omitempty"`
+	AllowRead         *bool                     `json:"AllowRead,omitempty"`
+	AllowTrialAccess  *bool                     `json:"AllowTrialAccess,omitempty"`
+	AllowWrite        *bool                     `json:"AllowWrite,omitempty"`
+	GroupIdentifier   *openapi_types.UUID       `json:"GroupIdentifier,omitempty"`
+	ObjectIdentifier  *openapi_types.UUID       `json:"ObjectIdentifier,omitempty"`
+	ObjectType        nullable.Nullable[string] `json:"ObjectType,omitempty"`
 
-	// PermissionGranted ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	PermissionGranted    nullable.Nullable[time.Time]          `json:"PermissionGranted,omitempty"`
+	// OrganizationIdentifier Read-only: set by the server on every create, PUT and PATCH; a value sent in a body is ignored.
+	OrganizationIdentifier *openapi_types.UUID `json:"OrganizationIdentifier,omitempty"`
+
+	// PermissionGranted Read-only: set by the server on every create, PUT and PATCH; a value sent in a body is ignored. ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	PermissionGranted nullable.Nullable[time.Time] `json:"PermissionGranted,omitempty"`
+
+	// PermissionGrantedBy Read-only: set by the server on every create, PUT and PATCH; a value sent in a body is ignored.
 	PermissionGrantedBy  nullable.Nullable[openapi_types.UUID] `json:"PermissionGrantedBy,omitempty"`
 	PermissionIdentifier *openapi_types.UUID                   `json:"PermissionIdentifier,omitempty"`
-	PermissionMask       *int32                                `json:"PermissionMask,omitempty"`
+
+	// PermissionMask Read-only: set by the server on every create, PUT and PATCH; a value sent in a body is ignored.
+	PermissionMask *int32 `json:"PermissionMask,omitempty"`
 
 	// RoleSlug Computed; read-only.
 	RoleSlug nullable.Nullable[string] `json:"RoleSlug,omitempty"`
@@ -943,22 +949,17 @@ type Permission struct {
 
 // PermissionInput The members of a Permission to store. Members left out take their default, or null, or their type's zero value; unknown members are a 400.
 type PermissionInput struct {
-	AllowAdministrate      *bool                     `json:"AllowAdministrate,omitempty"`
-	AllowConfigure         *bool                     `json:"AllowConfigure,omitempty"`
-	AllowCreate            *bool                     `json:"AllowCreate,omitempty"`
-	AllowDelete            *bool                     `json:"AllowDelete,omitempty"`
-	AllowExecute           *bool                     `json:"AllowExecute,omitempty"`
-	AllowRead              *bool                     `json:"AllowRead,omitempty"`
-	AllowTrialAccess       *bool                     `json:"AllowTrialAccess,omitempty"`
-	AllowWrite             *bool                     `json:"AllowWrite,omitempty"`
-	GroupIdentifier        openapi_types.UUID        `json:"GroupIdentifier"`
-	ObjectIdentifier       openapi_types.UUID        `json:"ObjectIdentifier"`
-	ObjectType             nullable.Nullable[string] `json:"ObjectType,omitempty"`
-	OrganizationIdentifier *openapi_types.UUID       `json:"OrganizationIdentifier,omitempty"`
-
-	// PermissionGranted ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	PermissionGranted   nullable.Nullable[time.Time]          `json:"PermissionGranted,omitempty"`
-	PermissionGrantedBy nullable.Nullable[openapi_types.UUID] `json:"PermissionGrantedBy,omitempty"`
+	AllowAdministrate *bool                     `json:"AllowAdministrate,omitempty"`
+	AllowConfigure    *bool                     `json:"AllowConfigure,omitempty"`
+	AllowCreate       *bool                     `json:"AllowCreate,omitempty"`
+	AllowDelete       *bool                     `json:"AllowDelete,omitempty"`
+	AllowExecute      *bool                     `json:"AllowExecute,omitempty"`
+	AllowRead         *bool                     `json:"AllowRead,omitempty"`
+	AllowTrialAccess  *bool                     `json:"AllowTrialAccess,omitempty"`
+	AllowWrite        *bool                     `json:"AllowWrite,omitempty"`
+	GroupIdentifier   openapi_types.UUID        `json:"GroupIdentifier"`
+	ObjectIdentifier  openapi_types.UUID        `json:"ObjectIdentifier"`
+	ObjectType        nullable.Nullable[string] `json:"ObjectType,omitempty"`
 
 	// PermissionIdentifier Optional: create makes a new one when it is left out; PUT and PATCH take it from the path, and a different one is a 400.
 	PermissionIdentifier *openapi_types.UUID `json:"PermissionIdentifier,omitempty"`
@@ -966,22 +967,17 @@ type PermissionInput struct {
 
 // PermissionPatch A JSON merge patch of a Permission: only the members sent change; null clears a nullable member.
 type PermissionPatch struct {
-	AllowAdministrate      *bool                     `json:"AllowAdministrate,omitempty"`
-	AllowConfigure         *bool                     `json:"AllowConfigure,omitempty"`
-	AllowCreate            *bool                     `json:"AllowCreate,omitempty"`
-	AllowDelete            *bool                     `json:"AllowDelete,omitempty"`
-	AllowExecute           *bool                     `json:"AllowExecute,omitempty"`
-	AllowRead              *bool                     `json:"AllowRead,omitempty"`
-	AllowTrialAccess       *bool                     `json:"AllowTrialAccess,omitempty"`
-	AllowWrite             *bool                     `json:"AllowWrite,omitempty"`
-	GroupIdentifier        *openapi_types.UUID       `json:"GroupIdentifier,omitempty"`
-	ObjectIdentifier       *openapi_types.UUID       `json:"ObjectIdentifier,omitempty"`
-	ObjectType             nullable.Nullable[string] `json:"ObjectType,omitempty"`
-	OrganizationIdentifier *openapi_types.UUID       `json:"OrganizationIdentifier,omitempty"`
-
-	// PermissionGranted ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	PermissionGranted   nullable.Nullable[time.Time]          `json:"PermissionGranted,omitempty"`
-	PermissionGrantedBy nullable.Nullable[openapi_types.UUID] `json:"PermissionGrantedBy,omitempty"`
+	AllowAdministrate *bool                     `json:"AllowAdministrate,omitempty"`
+	AllowConfigure    *bool                     `json:"AllowConfigure,omitempty"`
+	AllowCreate       *bool                     `json:"AllowCreate,omitempty"`
+	AllowDelete       *bool                     `json:"AllowDelete,omitempty"`
+	AllowExecute      *bool                     `json:"AllowExecute,omitempty"`
+	AllowRead         *bool                     `json:"AllowRead,omitempty"`
+	AllowTrialAccess  *bool                     `json:"AllowTrialAccess,omitempty"`
+	AllowWrite        *bool                     `json:"AllowWrite,omitempty"`
+	GroupIdentifier   *openapi_types.UUID       `json:"GroupIdentifier,omitempty"`
+	ObjectIdentifier  *openapi_types.UUID       `json:"ObjectIdentifier,omitempty"`
+	ObjectType        nullable.Nullable[string] `json:"ObjectType,omitempty"`
 
 	// PermissionIdentifier Optional: create makes a new one when it is left out; PUT and PATCH take it from the path, and a different one is a 400.
 	PermissionIdentifier *openapi_types.UUID `json:"PermissionIdentifier,omitempty"`

@@ -108,7 +108,7 @@ func (s *seeder) insert(name string, rows []map[string]any) error {
 		if err != nil {
 			return fmt.Errorf("seed %s: %w", name, err)
 		}
-		drafts[i], err = r.DecodeDraft(b)
+		drafts[i], err = r.DecodeFileDraft(b)
 		if err != nil {
 			return fmt.Errorf("seed %s row %d: %w", name, i, err)
 		}
