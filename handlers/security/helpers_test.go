@@ -61,13 +61,15 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is a test server over two partitions of one backend with the security module.
 type env struct {
-	reg        *engine.Registry
-	db         *engine.Database
-	clock      *clock
-	cfg        security.Config
-	sec        *security.Security
-	srv        *handlers.Server
-	ts         *httptest.Server
+	reg   *engine.Registry
+	db    *engine.Database
+	clock *clock
+	cfg   security.Config
+	sec   *security.Security
+	srv   *handlers.Server
+	ts    *httptest.Server
+	// handler is ts's handler without the OpenAPI validator (see unvalidated).
+	handler    http.Handler
 	partition  string // the partition requests go to
 	other      string // a second partition of the same database
 	store      *engine.Store
@@ -135,12 +137,33 @@ func newEnv(t *testing.T, b testenv.Backend, opts ...option) *env {
 	for _, o := range opts {
 		o(&e.cfg)
 	}
-	e.sec, e.srv, e.ts = e.serve(t)
+	e.sec, e.srv, e.handler = e.build(t)
+	e.ts = httptest.NewServer(openapitest.New(t, e.srv.OpenAPI()).Handler(e.handler))
+	t.Cleanup(e.ts.Close)
 	return e
 }
 
 // serve starts another server (another "process") over the env's database.
 func (e *env) serve(t *testing.T) (*security.Security, *handlers.Server, *httptest.Server) {
+	t.Helper()
+	sec, srv, h := e.build(t)
+	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
+	t.Cleanup(ts.Close)
+	return sec, srv, ts
+}
+
+// unvalidated serves the env's server without the OpenAPI validator, for requests that no
+// client following the document sends (a body echoing read-only members back), which the
+// validator would fail however the server answers them.
+func (e *env) unvalidated(t *testing.T) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(e.handler)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// build makes a server over the env's database: its security module, router and handler.
+func (e *env) build(t *testing.T) (*security.Security, *handlers.Server, http.Handler) {
 	t.Helper()
 	sec, err := security.New(context.Background(), e.db, e.cfg)
 	if err != nil {
@@ -157,9 +180,7 @@ func (e *env) serve(t *testing.T) (*security.Security, *handlers.Server, *httpte
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
-	t.Cleanup(ts.Close)
-	return sec, srv, ts
+	return sec, srv, h
 }
 
 // moduleRoutes are the other modules' routes, which the suites guard like the generated ones.
