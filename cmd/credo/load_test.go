@@ -289,3 +289,71 @@ func TestLoadStreamsTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadKeepsPermissionAuditMembers: credo load writes as the process, without a caller, so
+// a permission's read-only audit members (PermissionGrantedBy, PermissionGranted,
+// OrganizationIdentifier) are the file's, JSON or CSV, as a migration of the original's grants
+// needs; a row without them has none (null, and the nil UUID). PermissionMask is still derived
+// from the flags (the permission-mask hook runs on every write).
+func TestLoadKeepsPermissionAuditMembers(t *testing.T) {
+	const (
+		group   = "0190a6f0-0000-7000-8000-000000000601"
+		grantor = "0190a6f0-0000-7000-8000-000000000101"
+		granted = "2019-05-06T07:08:09.1234567+02:00"
+		permA   = "0190a6f0-0000-7000-8000-0000000000c1"
+		permB   = "0190a6f0-0000-7000-8000-0000000000c2"
+		permC   = "0190a6f0-0000-7000-8000-0000000000c3"
+	)
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := testenv.Partition(t)
+			load := func(name, content string) {
+				t.Helper()
+				file := filepath.Join(dir, name)
+				if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if code, out, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--resource", "Permission", file); code != 0 || !strings.Contains(out, "loaded") {
+					t.Fatalf("load %s: %d %s %s", name, code, out, stderr)
+				}
+			}
+			load("permissions.json", `[{"PermissionIdentifier":"`+permA+`","GroupIdentifier":"`+group+`","ObjectIdentifier":"`+widgetA+
+				`","AllowRead":true,"PermissionMask":999,"OrganizationIdentifier":"`+orgOne+`","PermissionGrantedBy":"`+grantor+
+				`","PermissionGranted":"`+granted+`"},`+
+				`{"PermissionIdentifier":"`+permC+`","GroupIdentifier":"`+group+`","ObjectIdentifier":"`+widgetC+`","AllowRead":true}]`)
+			load("permissions.csv", "PermissionIdentifier,GroupIdentifier,ObjectIdentifier,AllowRead,PermissionMask,OrganizationIdentifier,PermissionGrantedBy,PermissionGranted\n"+
+				permB+","+group+","+widgetB+",true,999,"+orgTwo+","+grantor+","+granted+"\n")
+
+			reg, err := engine.Load(resources.FS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			st, _ := db.Store(p)
+			perm := reg.MustByName("Permission")
+			when, _ := engine.ParseDateTime(granted)
+			for _, tc := range []struct {
+				id, org string
+				by, at  any
+			}{
+				{permA, orgOne, grantor, when},
+				{permB, orgTwo, grantor, when},
+				{permC, "00000000-0000-0000-0000-000000000000", nil, nil},
+			} {
+				rec, err := st.Get(context.Background(), perm, []any{tc.id}, nil, engine.AllOrganizations())
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := fmt.Sprint(rec.Get(perm, "OrganizationIdentifier"), rec.Get(perm, "PermissionGrantedBy"), rec.Get(perm, "PermissionGranted"), rec.Get(perm, "PermissionMask"))
+				if want := fmt.Sprint(tc.org, tc.by, tc.at, int64(2)); got != want {
+					t.Errorf("%s: organization, grantor, time, mask %s, want %s", tc.id, got, want)
+				}
+			}
+		})
+	}
+}
