@@ -1,13 +1,9 @@
 package handlers_test
 
 import (
-	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
-
-	"credo/internal/testenv"
 )
 
 // TestOpenAPIMarksReadOnly: a stored read-only member (the descriptor's readOnly: derived by a
@@ -16,18 +12,7 @@ import (
 // a generated client has no field to send it with: Permission's mask and audit members.
 func TestOpenAPIMarksReadOnly(t *testing.T) {
 	reg := registry(t)
-	ts := newTestServer(t, testenv.Backends(t)[0], reg)
-	res := ts.do(t, "GET", "openapi.json", "").expect(t, "openapi", http.StatusOK)
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]map[string]any
-			}
-		}
-	}
-	if err := json.Unmarshal(res.body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := servedDocument(t, reg)
 	var marked []string
 	for _, r := range reg.Public() {
 		for _, f := range r.Fields {

@@ -13,18 +13,7 @@ import (
 // the group's input schema and leaves it out of the record and search schemas (decisions §7).
 func TestOpenAPIMarksWriteOnly(t *testing.T) {
 	reg := registry(t)
-	ts := newTestServer(t, testenv.Backends(t)[0], reg)
-	res := ts.do(t, "GET", "openapi.json", "").expect(t, "openapi", http.StatusOK)
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]map[string]any
-			}
-		}
-	}
-	if err := json.Unmarshal(res.body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := servedDocument(t, reg)
 	n := 0
 	for _, r := range reg.Public() {
 		for _, f := range r.Fields {
@@ -51,4 +40,25 @@ func TestOpenAPIMarksWriteOnly(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d write-only members, want User's four", n)
 	}
+}
+
+// apiDocument is the part of the served OpenAPI document that the member tests read.
+type apiDocument struct {
+	Components struct {
+		Schemas map[string]struct {
+			Properties map[string]map[string]any
+		}
+	}
+}
+
+// servedDocument serves reg and reads its OpenAPI document.
+func servedDocument(t *testing.T, reg *engine.Registry) apiDocument {
+	t.Helper()
+	ts := newTestServer(t, testenv.Backends(t)[0], reg)
+	res := ts.do(t, "GET", "openapi.json", "").expect(t, "openapi", http.StatusOK)
+	var doc apiDocument
+	if err := json.Unmarshal(res.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

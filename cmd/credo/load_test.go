@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,22 @@ func TestLoadRefusesCredentials(t *testing.T) {
 	}
 }
 
+// loaded opens the partition a load wrote, with the descriptors of fsys, to read it back.
+func loaded(t *testing.T, url, partition string, fsys ...fs.FS) (*engine.Registry, *engine.Store) {
+	t.Helper()
+	reg, err := engine.Load(fsys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open(context.Background(), url, []string{partition}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st, _ := db.Store(partition)
+	return reg, st
+}
+
 // TestLoadCSVKeepsValues: a CSV value holding a CRLF, a lone CR, a line feed, quotes, commas
 // and blanks at its ends loads byte for byte (encoding/csv's reader, used before, turned the
 // CRLF into LF), rows may end with LF, and a malformed file is refused naming its line.
@@ -140,16 +157,7 @@ func TestLoadCSVKeepsValues(t *testing.T) {
 			if code, out, stderr := cli(t, append(args, file)...); code != 0 || !strings.Contains(out, "loaded 2 Widget") {
 				t.Fatalf("load: %d %s %s", code, out, stderr)
 			}
-			reg, err := engine.Load(resources.FS, os.DirFS(fixtures))
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			st, _ := db.Store(p)
+			reg, st := loaded(t, b.URL, p, resources.FS, os.DirFS(fixtures))
 			w := reg.MustByName("Widget")
 			for id, want := range map[string]string{widgetA: testenv.CSVValue, widgetB: "plain"} {
 				rec, err := st.Get(context.Background(), w, []any{id}, nil, engine.AllOrganizations())
@@ -325,16 +333,7 @@ func TestLoadKeepsPermissionAuditMembers(t *testing.T) {
 			load("permissions.csv", "PermissionIdentifier,GroupIdentifier,ObjectIdentifier,AllowRead,PermissionMask,OrganizationIdentifier,PermissionGrantedBy,PermissionGranted\n"+
 				permB+","+group+","+widgetB+",true,999,"+orgTwo+","+grantor+","+granted+"\n")
 
-			reg, err := engine.Load(resources.FS)
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			st, _ := db.Store(p)
+			reg, st := loaded(t, b.URL, p, resources.FS)
 			perm := reg.MustByName("Permission")
 			when, _ := engine.ParseDateTime(granted)
 			for _, tc := range []struct {
