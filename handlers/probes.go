@@ -26,7 +26,7 @@ type Readiness struct {
 	Status string `json:"Status"`
 	// Partitions gives the state of each partition checked — every configured one, or the one
 	// that ?partition= names: "ok", "unreachable" (its database does not answer) or "not
-	// migrated" (its tables are missing). The causes are logged, not shown to anonymous
+	// migrated" (its tables are missing); empty while draining, which checks none. The causes are logged, not shown to anonymous
 	// callers.
 	Partitions map[string]string `json:"Partitions"`
 }
@@ -74,12 +74,19 @@ func livez(w http.ResponseWriter, r *http.Request) {
 // databases fail apart, and a process that can serve some of them stays in its load balancer's
 // rotation (requests to a failing partition are answered 503 by the API itself). With
 // ?partition=P it checks that partition alone, 200 or 503, for a balancer that routes
-// /v2/P/… by it. While the process drains, every answer is 503 "Draining". An unknown
-// partition is 404, any other query parameter 400.
+// /v2/P/… by it. While the process drains, every answer is 503 "Draining" at once, naming no
+// partition state (none is checked). An unknown partition is 404, any other query parameter 400.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	parts, err := s.probed(r)
 	if err != nil {
 		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if s.draining.Load() {
+		// At once, without checking the partitions: a check waits up to ProbeTimeout for a
+		// database that hangs, and the load balancer must see the 503 within its own timeout
+		// while --shutdown-delay runs.
+		return problem.JSON(w, http.StatusServiceUnavailable, Readiness{Status: StatusDraining, Partitions: map[string]string{}})
 	}
 	out := Readiness{Partitions: make(map[string]string, len(parts))}
 	states := make([]string, len(parts))
@@ -100,8 +107,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	}
 	status := http.StatusOK
 	switch {
-	case s.draining.Load():
-		out.Status, status = StatusDraining, http.StatusServiceUnavailable
 	case ok == len(parts):
 		out.Status = StatusReady
 	case ok > 0:
@@ -109,7 +114,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	default:
 		out.Status, status = StatusNotReady, http.StatusServiceUnavailable
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	return problem.JSON(w, status, out)
 }
 
