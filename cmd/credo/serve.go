@@ -74,27 +74,36 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 		Observer: observe.New(observe.Options{Logger: logger, Registerer: metrics, ClientAddress: cfg.Limits.Clients.Address,
 			// The access lines skip slog's handler, in its format, into the same buffer.
 			Access: &observe.AccessOutput{W: out, JSON: ops.LogFormat == "json"}})}
-	if err := wire(ctx, cfg, srv); err != nil {
+	// The background work (housekeeping) stops before the database closes on a failed
+	// start-up: otherwise each clean-up logs its failure on the closed database, a misleading
+	// error beside the real one (an address in use).
+	work, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	closeDB := func() {
+		stopWork()
 		db.Close()
+	}
+	if err := wire(work, cfg, srv); err != nil {
+		closeDB()
 		return startupError(ctx, stderr, err)
 	}
 	// The server fails closed: without its authenticator, authorizer or a write check a
 	// descriptor names, it is a start-up error, never an open door.
 	h, err := srv.Handler()
 	if err != nil {
-		db.Close()
+		closeDB()
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		db.Close()
+		closeDB()
 		return fmt.Errorf("listen: %w", err)
 	}
 	hs := ops.httpServer(h)
 	admin, err := ops.serveAdmin(metrics)
 	if err != nil {
 		ln.Close()
-		db.Close()
+		closeDB()
 		return err
 	}
 	slog.Info("credo serving", "addr", ln.Addr().String(), "database", engine.Redact(cfg.Database), "partitions", cfg.Partitions,
@@ -109,7 +118,7 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		db.Close()
+		closeDB()
 		return err
 	case <-ctx.Done():
 	}

@@ -311,3 +311,23 @@ func TestServeAccessLines(t *testing.T) {
 		})
 	}
 }
+
+// TestServeAddressInUse: serve on an address another listener holds exits 1 naming it, and
+// says nothing else: the background clean-ups, started before the listener, stop before the
+// database closes instead of each logging a failure on the closed database.
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			p := startCredo(t, "serve", "--addr", ln.Addr().String(), "--database", b.URL, "--partitions", testenv.Partition(t))
+			code, _ := p.wait(t, 30*time.Second)
+			if log := p.log(); code != 1 || !strings.Contains(log, "address already in use") || strings.Contains(log, "housekeeping") {
+				t.Errorf("exit %d; want 1 and only the address in use:\n%s", code, log)
+			}
+		})
+	}
+}
