@@ -175,7 +175,8 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 	return nil
 }
 
-// adminWriteTimeout bounds an admin answer; a CPU profile of up to this long can be taken.
+// adminWriteTimeout bounds an admin answer (a scrape); net/http/pprof moves it for a profile
+// or a trace of any length.
 const adminWriteTimeout = 2 * time.Minute
 
 // serveAdmin starts the admin listener (metrics and profiles) when --admin-addr is set.
