@@ -135,7 +135,7 @@ func (l Limits) Open(ctx context.Context, url string, partitions []string, reg *
 		}
 		err = d.openPostgres(url, cfg, reg)
 	default:
-		return nil, fmt.Errorf("engine: database %q must start with sqlite: or postgres://", url)
+		return nil, fmt.Errorf("engine: database %q must start with sqlite: or postgres://", Redact(url))
 	}
 	if err != nil {
 		go d.Close()

@@ -135,9 +135,11 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"load", "--database", data, "--partition", "e01", "--resource", "User", filepath.Join(dir, "missing.json")}, code: 1, says: "no such file"},
 		{args: []string{"load", "--database", data, "--partition", "e01", "--resource", "Nope", good}, code: 1, says: "unknown resource"},
 		{args: []string{"load", "--database", "mysql://x", "--partition", "e01", "--resource", "User", good}, code: 1, says: "must start with sqlite: or postgres://"},
+		// A keyword/value connection string is refused without its password.
+		{args: []string{"serve", "--database", "host=db user=credo password=hidden-pw dbname=credo"}, code: 1, says: "password=xxxxx"},
 	} {
 		code, _, stderr := cli(t, tc.args...)
-		if code != tc.code || !strings.Contains(stderr, tc.says) {
+		if code != tc.code || !strings.Contains(stderr, tc.says) || strings.Contains(stderr, "hidden-pw") {
 			t.Errorf("%v: exit %d, stderr %q; want %d saying %q", tc.args, code, stderr, tc.code, tc.says)
 		}
 	}

@@ -12,6 +12,14 @@ func TestRedact(t *testing.T) {
 		"postgres://127.0.0.1/credo":                                   "postgres://127.0.0.1/credo",
 		"file:data/credo.db":                                           "file:data/credo.db",
 		"::not a url":                                                  "::not a url",
+		// PostgreSQL drivers take the password from the query too.
+		"postgres://credo@127.0.0.1/credo?sslmode=disable&password=secret": "postgres://credo@127.0.0.1/credo?sslmode=disable&password=xxxxx",
+		"postgres://127.0.0.1/credo?PASSWORD=secret&sslmode=disable":       "postgres://127.0.0.1/credo?PASSWORD=xxxxx&sslmode=disable",
+		// A URL that does not parse (a bad escape) and a keyword/value string hide it as well.
+		"postgres://credo:se%zzcret@127.0.0.1/credo":           "postgres://credo:xxxxx@127.0.0.1/credo",
+		"host=db user=credo password=secret dbname=credo":      "host=db user=credo password=xxxxx dbname=credo",
+		"host=db user=credo password = 'se cret' dbname=credo": "host=db user=credo password = xxxxx dbname=credo",
+		"mysql://credo:secret@db/credo":                        "mysql://credo:xxxxx@db/credo",
 	} {
 		if got := dsn.Redact(raw); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
