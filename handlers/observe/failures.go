@@ -27,6 +27,10 @@ const (
 	// ErrorLinesPerSecond bounds the other failure lines (500s, panics); the count of those left
 	// out is logged with the next line that is written.
 	ErrorLinesPerSecond = 5
+	// RefusalLinesPerSecond bounds the lines of refusals a client can provoke at will
+	// (authentication failures, see Refused), apart from the failure lines, so that a client
+	// spraying bad credentials neither buries the log nor crowds out a 500's line.
+	RefusalLinesPerSecond = 5
 )
 
 // failureLog is the state behind the bounds.
@@ -34,9 +38,29 @@ type failureLog struct {
 	down    atomic.Int32 // open outages; 0 keeps the success path to one atomic load
 	mu      sync.Mutex
 	outages map[string]*outage
-	// second is the Unix second whose lines counts; suppressed counts lines left out.
-	second            int64
+	// errors budgets the failure lines, refusals the refusal lines.
+	errors, refusals lineBudget
+}
+
+// lineBudget counts the lines of one kind written in the current second, and those left out.
+type lineBudget struct {
+	second            int64 // the Unix second whose lines counts
 	lines, suppressed int
+}
+
+// take spends a line of the second now if perSecond allows it, returning how many lines were
+// left out before it (to be reported with it); ok is false when the line must be left out.
+func (b *lineBudget) take(now int64, perSecond int) (left int, ok bool) {
+	if now != b.second {
+		b.second, b.lines = now, 0
+	}
+	if b.lines >= perSecond {
+		b.suppressed++
+		return 0, false
+	}
+	b.lines++
+	left, b.suppressed = b.suppressed, 0
+	return left, true
 }
 
 // outage is a partition whose database stopped answering.
@@ -66,6 +90,19 @@ func Fail(r *http.Request, status int, err error) {
 	e.obs.failures.error(e.obs, r.Context(), "request failed", slog.String("request_id", e.ID),
 		slog.String("method", r.Method), slog.String("route", e.Route()), slog.String("partition", e.Partition),
 		slog.Int("status", status), slog.Any("err", err))
+}
+
+// Refused logs a refusal that a client can provoke at will (an authentication failure) as a
+// warning, at most RefusalLinesPerSecond a second: the count of those left out is logged with
+// the next one written, and every refusal is still counted in the metrics. Outside the
+// observer's middleware it logs plainly.
+func Refused(r *http.Request, msg string, attrs ...slog.Attr) {
+	e := From(r.Context())
+	if e == nil {
+		slog.LogAttrs(r.Context(), slog.LevelWarn, msg, attrs...)
+		return
+	}
+	e.obs.failures.log(e.obs, r.Context(), &e.obs.failures.refusals, RefusalLinesPerSecond, slog.LevelWarn, msg, attrs...)
 }
 
 // Unavailable records that a partition's database did not answer a request (a health check or
@@ -158,22 +195,20 @@ func (f *failureLog) available(o *Observer, ctx context.Context, partition strin
 
 // error logs a failure line unless this second's lines are spent.
 func (f *failureLog) error(o *Observer, ctx context.Context, msg string, attrs ...slog.Attr) {
-	now := time.Now().Unix()
+	f.log(o, ctx, &f.errors, ErrorLinesPerSecond, slog.LevelError, msg, attrs...)
+}
+
+// log writes a line at level unless budget's lines of this second are spent; the first line
+// written after some were left out says how many (lines_left_out).
+func (f *failureLog) log(o *Observer, ctx context.Context, budget *lineBudget, perSecond int, level slog.Level, msg string, attrs ...slog.Attr) {
 	f.mu.Lock()
-	if now != f.second {
-		f.second, f.lines = now, 0
-	}
-	if f.lines >= ErrorLinesPerSecond {
-		f.suppressed++
-		f.mu.Unlock()
+	left, ok := budget.take(time.Now().Unix(), perSecond)
+	f.mu.Unlock()
+	if !ok {
 		return
 	}
-	f.lines++
-	left := f.suppressed
-	f.suppressed = 0
-	f.mu.Unlock()
 	if left > 0 {
 		attrs = append(attrs, slog.Int("lines_left_out", left))
 	}
-	o.logger().LogAttrs(ctx, slog.LevelError, msg, attrs...)
+	o.logger().LogAttrs(ctx, level, msg, attrs...)
 }

@@ -25,17 +25,21 @@ const (
 // cookie, secret (tokens/generate and version-1 secret authentication) or none. The log line
 // names the partition, the kind of credential, the reason, the client address and the route,
 // never the credential: the reasons auth and this package give are written not to contain one.
+// Lines of refused credentials are bounded per second (observe.Refused); a request without
+// one logs at debug level.
 func (s *Security) failed(r *http.Request, partition, kind string, err error) {
 	if !errors.Is(err, auth.ErrUnauthenticated) {
 		return
 	}
 	observe.SetCredential(r, kind)
-	level := slog.LevelWarn
+	attrs := []slog.Attr{slog.String("partition", partition), slog.String("credential", kind), slog.String("reason", err.Error()),
+		slog.String("client", s.limits.Clients.Address(r)), slog.String("method", r.Method), slog.String("path", r.URL.Path)}
 	if kind == failNone {
-		level = slog.LevelDebug // a client that sent nothing is routine, not an attack
+		// A client that sent nothing is routine, not an attack.
+		slog.LogAttrs(r.Context(), slog.LevelDebug, "authentication failed", attrs...)
+		return
 	}
-	slog.Log(r.Context(), level, "authentication failed", "partition", partition, "credential", kind,
-		"reason", err.Error(), "client", s.limits.Clients.Address(r), "method", r.Method, "path", r.URL.Path)
+	observe.Refused(r, "authentication failed", attrs...)
 }
 
 // credentialOf names the kind of credential a request presented to the Authenticator.

@@ -1,11 +1,13 @@
 package security_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"credo/handlers/observe"
 	"credo/handlers/security"
@@ -77,5 +79,46 @@ func TestLogsHoldNoCredential(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRefusalLinesAreBounded: a client spraying bad tokens gets every 401, counted in the
+// metrics, but at most observe.RefusalLinesPerSecond warning lines a second; the lines left
+// out are counted in the next line's lines_left_out, so that lines and left-out counts add up
+// to the refusals.
+func TestRefusalLinesAreBounded(t *testing.T) {
+	e := newEnv(t, testenv.Backends(t)[0])
+	_, token := e.user(t, "", false)
+	tampered := token[:len(token)-4] + "AAAA"
+	const sprayed = 60
+	start := time.Now()
+	for range sprayed {
+		e.do(t, "GET", "security/tokens/introspect", "", bearer(tampered)...).expect(t, "tampered", http.StatusUnauthorized)
+	}
+	elapsed := time.Since(start)
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond))) // the next second
+	e.do(t, "GET", "security/tokens/introspect", "", bearer(tampered)...).expect(t, "tampered, a second later", http.StatusUnauthorized)
+
+	lines, left := 0, 0
+	for _, l := range strings.Split(e.log.String(), "\n") {
+		var m struct {
+			Msg  string
+			Left int `json:"lines_left_out"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Msg == "authentication failed" {
+			lines++
+			left += m.Left
+		}
+	}
+	if lines+left != sprayed+1 {
+		t.Errorf("%d lines and %d left out for %d refusals", lines, left, sprayed+1)
+	}
+	if max := observe.RefusalLinesPerSecond * (int(elapsed/time.Second) + 3); lines > max {
+		t.Errorf("%d lines for %d refusals in %s, want at most %d", lines, sprayed+1, elapsed, max)
+	}
+	w := httptest.NewRecorder()
+	observe.AdminHandler(e.metrics).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if want := fmt.Sprintf(`credo_auth_failures_total{credential="bearer",reason="signature"} %d`, sprayed+1); !strings.Contains(w.Body.String(), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
