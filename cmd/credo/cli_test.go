@@ -121,7 +121,12 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{args: []string{"serve", "--no-such-flag"}, code: 2, says: "flag provided but not defined"},
 		{args: []string{"serve", "--database-timeout", "soon"}, code: 2, says: "database-timeout"},
-		{args: []string{"serve", "--database-timeout", "-1s"}, code: 2, says: "must be positive"},
+		{args: []string{"serve", "--database-timeout", "-1s"}, code: 2, says: "is not a positive duration"},
+		// A unit left out, or a zero, is refused by the flag as by its CREDO_* twin, not taken
+		// for the default.
+		{args: []string{"serve", "--database-timeout", "10"}, code: 2, says: "database-timeout: is not a positive duration such as 10s"},
+		{args: []string{"serve", "--database-max-conns", "0"}, code: 2, says: "database-max-conns: is not a positive number"},
+		{args: []string{"serve", "--database-max-conns", "-3"}, code: 2, says: "database-max-conns: is not a positive number"},
 		{args: []string{"serve", "extra"}, code: 2, says: "wrong number of arguments"},
 		{args: []string{"serve", "--rate-limits", "credentials=lots"}, code: 2, says: "N/s, N/m, N/h"},
 		{args: []string{"serve", "--trusted-proxies", "not-an-address"}, code: 2, says: "not-an-address"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	iofs "io/fs"
@@ -66,20 +67,37 @@ func newConfig() *config {
 	}
 	c.Placed = placed
 	if v := env("CREDO_DATABASE_TIMEOUT", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_TIMEOUT=%q is not a positive duration such as 10s", v))
+		if err := setPositiveDuration(&c.DB.Timeout, v); err != nil {
+			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_TIMEOUT=%q %v", v, err))
 		}
-		c.DB.Timeout = d
 	}
 	if v := env("CREDO_DATABASE_MAX_CONNS", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_MAX_CONNS=%q is not a positive number", v))
+		if err := setPositiveInt(&c.DB.MaxConns, v); err != nil {
+			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_MAX_CONNS=%q %v", v, err))
 		}
-		c.DB.MaxConns = n
 	}
 	return c
+}
+
+// setPositiveDuration parses a duration that must be positive into d; the flag and its
+// CREDO_* twin share it, and so their rule and wording.
+func setPositiveDuration(d *time.Duration, v string) error {
+	n, err := time.ParseDuration(v)
+	if err != nil || n <= 0 {
+		return errors.New("is not a positive duration such as 10s")
+	}
+	*d = n
+	return nil
+}
+
+// setPositiveInt parses a whole number that must be positive into n (see setPositiveDuration).
+func setPositiveInt(n *int, v string) error {
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 1 {
+		return errors.New("is not a positive number")
+	}
+	*n = i
+	return nil
 }
 
 // databaseFlags declares where the data is and how long to wait for it.
@@ -87,15 +105,16 @@ func (c *config) databaseFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Database, "database", c.Database, "sqlite:DIR or postgres://… (CREDO_DATABASE)")
 	fs.Var(&placementFlag{p: &c.Placed}, "partition-database",
 		"`PARTITION=DATABASE` places a partition on another database than --database, with its own pool; repeatable (CREDO_PARTITION_DATABASES, comma-separated)")
-	fs.DurationVar(&c.DB.Timeout, "database-timeout", c.DB.Timeout,
-		"longest wait for the database: each statement, connection and start-up step (CREDO_DATABASE_TIMEOUT)")
+	fs.Func("database-timeout", fmt.Sprintf("longest wait for the database: each statement, connection and start-up step (default %s) (CREDO_DATABASE_TIMEOUT)", c.DB.Timeout),
+		func(v string) error { return setPositiveDuration(&c.DB.Timeout, v) })
 }
 
 // poolFlags declares the size of serve's connection pool.
 func (c *config) poolFlags(fs *flag.FlagSet) {
-	fs.IntVar(&c.DB.MaxConns, "database-max-conns", c.DB.MaxConns,
+	fs.Func("database-max-conns",
 		fmt.Sprintf("connections to the database: the pool of each PostgreSQL database (default %d, plus 1 for health checks), or the read pool of each SQLite partition (default %d, plus 1 writer) (CREDO_DATABASE_MAX_CONNS)",
-			engine.DefaultPostgresMaxConns, engine.DefaultSQLiteMaxConns))
+			engine.DefaultPostgresMaxConns, engine.DefaultSQLiteMaxConns),
+		func(v string) error { return setPositiveInt(&c.DB.MaxConns, v) })
 }
 
 // descriptorFlags declares the extra descriptor folders.
@@ -133,12 +152,6 @@ func (c *config) partitionFlag(fs *flag.FlagSet, what string) func() (string, er
 func (c *config) finish() error {
 	if len(c.problems) > 0 {
 		return usageErrorf("%s", strings.Join(c.problems, "; "))
-	}
-	if c.DB.Timeout <= 0 {
-		return usageErrorf("--database-timeout must be positive")
-	}
-	if c.DB.MaxConns < 0 {
-		return usageErrorf("--database-max-conns must be positive")
 	}
 	c.Partitions = nil
 	for _, p := range strings.Split(c.partitions, ",") {
