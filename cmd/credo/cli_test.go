@@ -152,6 +152,20 @@ func TestExitCodes(t *testing.T) {
 	if code, _, stderr := cli(t, "serve"); code != 2 || !strings.Contains(stderr, "CREDO_DATABASE_TIMEOUT") {
 		t.Errorf("a bad CREDO_DATABASE_TIMEOUT: %d %q", code, stderr)
 	}
+	t.Setenv("CREDO_DATABASE_TIMEOUT", "")
+	// A malformed key is a usage error found before any database is opened or migrated.
+	for name, value := range map[string]string{"CREDO_COOKIE_KEY": "not base64 of 32 bytes", "CREDO_SIGNING_KEY": "short"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv(name, value)
+			if code, _, stderr := cli(t, "serve", "--database", "sqlite:"+dir, "--partitions", "e01", "--addr", "127.0.0.1:0"); code != 2 || !strings.Contains(stderr, name) {
+				t.Errorf("a bad %s: exit %d, stderr %q; want 2 naming it", name, code, stderr)
+			}
+			if files, _ := os.ReadDir(dir); len(files) != 0 {
+				t.Errorf("a bad %s: the database was opened before the key was checked (%d files)", name, len(files))
+			}
+		})
+	}
 }
 
 // TestPartitionDefault: --partition may be omitted when CREDO_PARTITIONS names one partition,

@@ -13,6 +13,7 @@ import (
 
 	"credo/engine"
 	"credo/handlers/limit"
+	"credo/handlers/security"
 	"credo/resources"
 )
 
@@ -35,6 +36,9 @@ type config struct {
 	DB engine.Limits
 	// Limits are serve's abuse limits (--rate-limits, --trusted-proxies); nil elsewhere.
 	Limits *limit.Set
+	// Keys are serve's signing and cookie keys (CREDO_SIGNING_KEY, CREDO_COOKIE_KEY; see
+	// securityConfig); zero elsewhere.
+	Keys security.Config
 
 	partitions, descriptors string
 	// configured are the partitions of --partitions (CREDO_PARTITIONS), before a command's

@@ -57,6 +57,9 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	if err := cfg.finish(); err != nil {
 		return err
 	}
+	if cfg.Keys, err = securityConfig(); err != nil {
+		return fs.usage("%v", err)
+	}
 	out := newLogBuffer(stderr, logFlushEvery)
 	defer out.Close()
 	stderr = out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"credo/auth"
 	"credo/handlers"
 	"credo/handlers/compliance"
 	"credo/handlers/gradebook"
@@ -42,10 +43,14 @@ func modules(cfg *config, sec *security.Security, endpoints func() []handlers.En
 
 // securityConfig reads the keys of decisions §1 from the environment: CREDO_SIGNING_KEY (at
 // least 32 bytes; unset: a random key per partition kept in its database) and CREDO_COOKIE_KEY
-// (base64 of 32 bytes; set: cookies are encrypted with AES-GCM).
+// (base64 of 32 bytes; set: cookies are encrypted with AES-GCM). serve reads them before it
+// opens a database, so that a malformed key is a usage error, not a failure after migrating.
 func securityConfig() (security.Config, error) {
 	var c security.Config
 	if v := os.Getenv("CREDO_SIGNING_KEY"); v != "" {
+		if len(v) < auth.MinKeyBytes {
+			return c, fmt.Errorf("CREDO_SIGNING_KEY has %d bytes; at least %d are needed", len(v), auth.MinKeyBytes)
+		}
 		c.SigningKey = []byte(v)
 	}
 	if v := os.Getenv("CREDO_COOKIE_KEY"); v != "" {
@@ -61,10 +66,7 @@ func securityConfig() (security.Config, error) {
 // wire attaches authentication, the modules and the version-1 API to the server, and starts
 // the background work that lives as long as ctx.
 func wire(ctx context.Context, cfg *config, srv *handlers.Server) error {
-	scfg, err := securityConfig()
-	if err != nil {
-		return err
-	}
+	scfg := cfg.Keys
 	scfg.Limits = cfg.Limits
 	sec, err := security.New(ctx, srv.Database, scfg)
 	if err != nil {
