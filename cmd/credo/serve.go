@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +30,8 @@ Start-up opens and migrates every partition on its database (--database, or the 
 
 SIGINT or SIGTERM while serving turns /readyz 503, waits --shutdown-delay, stops accepting
 connections, lets in-flight requests finish, closes the database connections, and exits 0.
-Requests still running after --shutdown-timeout are abandoned: credo logs it and exits 3.
+Requests still running after --shutdown-timeout, or at a second SIGINT or SIGTERM, are
+abandoned: credo logs it and exits 3.
 Statements end within --database-timeout (keep it below --shutdown-timeout), so a database that
 does not answer fails its requests (503) and does not hold the shutdown.`
 
@@ -125,7 +129,21 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 		return err
 	case <-ctx.Done():
 	}
-	return ops.drain(srv, hs, admin, errc, db)
+	// A second SIGINT or SIGTERM during the drain (an operator pressing Ctrl-C again, or an
+	// orchestrator that will not wait) ends it at once: the requests in flight are cut off.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	drained := make(chan error, 1)
+	go func() { drained <- ops.drain(srv, hs, admin, errc, db) }()
+	select {
+	case err := <-drained:
+		return err
+	case sig := <-again:
+		slog.Error("shutdown: a second signal; abandoning the requests in flight", "signal", sig.String())
+		hs.Close()
+		return &codeError{code: exitDrainIncomplete, err: fmt.Errorf("shutdown: interrupted by a second %s", sig)}
+	}
 }
 
 // startupError reports a start-up that failed: a signal that interrupted it is a clean exit.

@@ -257,6 +257,23 @@ func TestServeShutdownRunsOutOfTime(t *testing.T) {
 	}
 }
 
+// TestServeSecondSignalEndsTheDrain: a second SIGTERM while a request holds the drain (its
+// statement outlives the shutdown timeout) ends the process at once with exit 3, saying so,
+// rather than at the shutdown timeout.
+func TestServeSecondSignalEndsTheDrain(t *testing.T) {
+	p, proxy, call := frozenServer(t, time.Minute)
+	proxy.Freeze()
+	go call("GET", "directory/people", "") // held by the frozen database
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, took := p.wait(t, testShutdownTimeout+5*time.Second)
+	if code != exitDrainIncomplete || took > testShutdownTimeout/2 || !strings.Contains(p.log(), "a second signal") {
+		t.Errorf("exit %d after %v, want %d at once (the shutdown timeout is %v):\n%s", code, took, exitDrainIncomplete, testShutdownTimeout, p.log())
+	}
+}
+
 // TestServeAccessLines: serve's access lines, written without slog's handler when their values
 // are plain and through it otherwise, are lines of the configured format carrying the request:
 // JSON objects with --log-format json, key=value text by default.
