@@ -71,13 +71,7 @@ func TestProbes(t *testing.T) {
 // balancer's probe timeout during --shutdown-delay: with PostgreSQL frozen, a check takes
 // handlers.ProbeTimeout, and the prober here gives up at half of it.
 func TestReadyzDrainingAnswersAtOnce(t *testing.T) {
-	pg := os.Getenv("CREDO_TEST_POSTGRES")
-	if pg == "" {
-		testenv.Backends(t) // fails under CREDO_REQUIRE_POSTGRES=1
-		t.Skip("needs PostgreSQL: SQLite has no database to lose")
-	}
-	proxied, px := testenv.ProxyURL(t, pg)
-	o := newObserved(t, proxied)
+	o, px := observedBehindProxy(t)
 	o.get(t, "/v2/{p}/platform/health").expect(t, "health", http.StatusOK)
 	o.get(t, "/readyz").expect(t, "readyz", http.StatusOK)
 	px.Freeze()
@@ -106,13 +100,7 @@ func TestReadyzDrainingAnswersAtOnce(t *testing.T) {
 // need the database fail with 5xx while the log stays bounded, and /readyz is 200 again once
 // the database is back, without a restart.
 func TestReadyzFollowsTheDatabase(t *testing.T) {
-	pg := os.Getenv("CREDO_TEST_POSTGRES")
-	if pg == "" {
-		testenv.Backends(t) // fails under CREDO_REQUIRE_POSTGRES=1
-		t.Skip("needs PostgreSQL: SQLite has no database to lose")
-	}
-	proxied, px := testenv.ProxyURL(t, pg)
-	o := newObserved(t, proxied)
+	o, px := observedBehindProxy(t)
 	o.get(t, "/readyz").expect(t, "readyz", http.StatusOK)
 
 	px.Down()
@@ -259,4 +247,18 @@ func TestReadyzPerPartition(t *testing.T) {
 			probe("?partition="+one, http.StatusServiceUnavailable, handlers.Readiness{Status: "Draining", Partitions: ready()})
 		})
 	}
+}
+
+// observedBehindProxy serves the observed test server on PostgreSQL through a proxy the test
+// can freeze or cut; it skips without PostgreSQL (SQLite has no database to lose) unless
+// PostgreSQL is required.
+func observedBehindProxy(t *testing.T) (*observed, *testenv.Proxy) {
+	t.Helper()
+	pg := os.Getenv("CREDO_TEST_POSTGRES")
+	if pg == "" {
+		testenv.Backends(t) // fails under CREDO_REQUIRE_POSTGRES=1
+		t.Skip("needs PostgreSQL: SQLite has no database to lose")
+	}
+	proxied, px := testenv.ProxyURL(t, pg)
+	return newObserved(t, proxied), px
 }
