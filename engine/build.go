@@ -143,6 +143,20 @@ func (s *Store) scope(tx *gorm.DB, r *Resource, org string) *gorm.DB {
 	return tx
 }
 
+// linked is link, the condition that a record's member local is among those that an
+// organization's records refer to, and that it is not the nil UUID: a uuid member omitted from
+// a write stores the nil UUID, which refers to nothing. Without it a record keyed by the nil
+// UUID (a load may write one) would be the record of every organization with a record that
+// omits the reference, such as an address that the people without one would "refer to". The
+// links of `any` are such optional references; a single link's remote member (a person's
+// user) is required, so it never holds the nil UUID.
+func linked(local *Field, link clause.Expression) clause.Expression {
+	if local.Type != TypeUUID {
+		return link
+	}
+	return clause.And(clause.Neq{Column: col(alias, local.Column), Value: nilUUID}, link)
+}
+
 // anyLinkCond renders links of which one must hold for the organization org: the links from
 // one local field are one `t.local IN (SELECT … UNION ALL SELECT …)`, which PostgreSQL runs
 // as one semi-join (an OR of subqueries would test every row against each), and the locals
@@ -159,7 +173,7 @@ func (s *Store) anyLinkCond(links []*Computed, org string) clause.Expression {
 	var or []clause.Expression
 	for _, l := range locals {
 		union := strings.TrimSuffix(strings.Repeat("? UNION ALL ", len(subs[l])), " UNION ALL ")
-		or = append(or, clause.Expr{SQL: "? IN (" + union + ")", Vars: append([]any{col(alias, l.Column)}, subs[l]...)})
+		or = append(or, linked(l, clause.Expr{SQL: "? IN (" + union + ")", Vars: append([]any{col(alias, l.Column)}, subs[l]...)}))
 	}
 	if len(or) == 1 {
 		return or[0]

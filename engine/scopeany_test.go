@@ -301,3 +301,42 @@ func TestMigrateAddsTheAddressScopeIndexes(t *testing.T) {
 		})
 	}
 }
+
+// TestAddressOfNilUUIDIsNobodys: a person's omitted address member is stored as the nil UUID,
+// which refers to no address; an address whose key is the nil UUID (a load may write one) is
+// therefore no organization's, though every organization has people that omit an address.
+// Only the unscoped caller (an operator) sees it.
+func TestAddressOfNilUUIDIsNobodys(t *testing.T) {
+	const nilAddr = "00000000-0000-0000-0000-000000000000"
+	reg := loadGroups(t)
+	r := reg.MustByName("PersonAddress")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		seedAddresses(t, s)
+		seedCreate(t, s, "PersonAddress", `{"AddressIdentifier":"`+nilAddr+`","City":"Nowhere","Street1":"0 Main Street","Country":"CA"}`)
+		if _, err := s.Get(ctx, r, []any{nilAddr}, nil, engine.AllOrganizations()); err != nil {
+			t.Fatalf("the nil UUID address was not stored under its key: %v", err)
+		}
+		for _, tc := range []struct {
+			org  string
+			sees []string
+		}{
+			{orgA, []string{addrBilling, addrHome, addrShipping, addrWork, addrShared}},
+			{orgB, []string{addrOfB, addrShared}},
+		} {
+			scope := engine.Organization(tc.org)
+			if _, err := s.Get(ctx, r, []any{nilAddr}, nil, scope); !engine.IsNotFound(err) {
+				t.Errorf("%s: get of the nil UUID address: %v, want not found", tc.org, err)
+			}
+			if ok, err := s.Exists(ctx, r, []any{nilAddr}, scope); err != nil || ok {
+				t.Errorf("%s: exists of the nil UUID address: %v %v, want false", tc.org, ok, err)
+			}
+			if n := groupCount(t, s, r, scope); n != int64(len(tc.sees)) {
+				t.Errorf("%s: count %d, want %d", tc.org, n, len(tc.sees))
+			}
+			if got := addressIDs(t, s, r, request.KindList, scope, "Take", "1000"); !slices.Equal(got, sorted(tc.sees)) {
+				t.Errorf("%s: list %v, want %v", tc.org, got, sorted(tc.sees))
+			}
+		}
+	})
+}
