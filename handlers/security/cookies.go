@@ -183,8 +183,9 @@ type cookieReport struct {
 	Cookie             *auth.CookiePayload `json:"Cookie,omitempty"`
 }
 
-// validateCookie serves cookies/validate: whether a cookie is genuine, of this partition and
-// unexpired, with its payload when decode (the default).
+// validateCookie serves cookies/validate: whether a cookie is genuine, of this partition,
+// unexpired, not revoked and of a user who may still act (see account), with its payload when
+// decode (the default).
 func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 	st, pa, err := h.partition(r)
 	if err != nil {
@@ -230,6 +231,17 @@ func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 					rep.Reason = "the credential this cookie was made from was revoked"
 				}
 				break
+			}
+		}
+		if rep.Valid {
+			// A cookie that authentication would refuse, its user's access being withdrawn or
+			// its person gone, is not valid either (the same account check, cache included).
+			_, err := h.s.accounts.Account(r.Context(), st.Partition, payload.User, payload.Organization)
+			switch {
+			case errors.Is(err, auth.ErrUnauthenticated):
+				rep.Valid, rep.Reason = false, err.Error()
+			case err != nil:
+				return err
 			}
 		}
 	}

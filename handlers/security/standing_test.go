@@ -14,8 +14,9 @@ import (
 )
 
 // TestWithdrawnAccess: a person archived or whose access is revoked, and a user archived, no
-// longer authenticate — their tokens, their secret and an operator acting for them are
-// refused within security.AccountTTL — until the person is unarchived, access is granted
+// longer authenticate — their tokens, their cookies, their secret and an operator acting for
+// them are refused, and cookies/validate reports their cookie not valid, within
+// security.AccountTTL — until the person is unarchived, access is granted
 // again, or the user is unarchived. An ending still to come withdraws nothing yet.
 func TestWithdrawnAccess(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
@@ -24,6 +25,9 @@ func TestWithdrawnAccess(t *testing.T) {
 			res, token := e.user(t, "", false)
 			op, _ := e.user(t, res.OrganizationIdentifier, true)
 			ctx := context.Background()
+			var ck struct{ Token string }
+			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
+			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
 			// set writes members of the user's records as an administrator or a load would.
 			set := func(name string, members map[string]any) {
 				t.Helper()
@@ -50,14 +54,21 @@ func TestWithdrawnAccess(t *testing.T) {
 				use := e.do(t, "GET", "security/tokens/introspect", "", bearer(token)...)
 				gen := e.do(t, "POST", "security/tokens/generate", string(body))
 				act := e.do(t, "POST", "security/tokens/generate", string(acting))
+				byCookie := e.do(t, "GET", "security/tokens/introspect", "", cookie...)
+				var rep cookieReport
+				e.do(t, "POST", "security/cookies/validate", ck.Token).expect(t, what+": validate the cookie", http.StatusOK).json(t, &rep)
+				if rep.Valid != allowed || !allowed && !strings.Contains(rep.Reason, detail) {
+					t.Errorf("%s: cookies/validate says Valid %v (%q), want %v saying %q", what, rep.Valid, rep.Reason, allowed, detail)
+				}
 				if allowed {
+					byCookie.expect(t, what+": the cookie", http.StatusOK)
 					use.expect(t, what+": the token", http.StatusOK)
 					gen.expect(t, what+": the secret", http.StatusOK)
 					act.expect(t, what+": an operator acting for the user", http.StatusOK)
 					return
 				}
 				refused := []response{use.expect(t, what+": the token", http.StatusUnauthorized), gen.expect(t, what+": the secret", http.StatusUnauthorized),
-					act.expect(t, what+": an operator acting for the user", http.StatusBadRequest)}
+					act.expect(t, what+": an operator acting for the user", http.StatusBadRequest), byCookie.expect(t, what+": the cookie", http.StatusUnauthorized)}
 				for _, r := range refused {
 					if d := r.detail(t); !strings.Contains(d, detail) {
 						t.Errorf("%s: Detail %q, want it to say %q", what, d, detail)
