@@ -30,10 +30,10 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 	if err := s.prepareNew(r, rec, present, org); err != nil {
 		return nil, err
 	}
-	if err := s.checkAndInsert(ctx, r, rec); err != nil {
-		return nil, err
-	}
 	if r.storedOutput {
+		if err := s.checkAndInsert(ctx, r, rec); err != nil {
+			return nil, err
+		}
 		// The record as written is the full record, once its write-only members are gone:
 		// no record the engine returns carries them (decisions §7).
 		for _, f := range r.Fields {
@@ -43,7 +43,20 @@ func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []b
 		}
 		return rec, nil
 	}
-	return s.get(ctx, r, keyOf(r, rec), nil, "")
+	// A record with computed members is read back in the insert's transaction: read after
+	// the commit, a concurrent delete of the new key made a create that committed answer 404
+	// (and a 4xx frees the request's Idempotency-Key, so its retry created the record again).
+	var out Record
+	write := func(st *Store) (err error) {
+		if err = st.checkAndInsert(ctx, r, rec); err == nil {
+			out, err = st.get(ctx, r, keyOf(r, rec), nil, "")
+		}
+		return err
+	}
+	if s.inTx {
+		return out, write(s)
+	}
+	return out, s.Transaction(ctx, write)
 }
 
 // checkAndInsert inserts rec after the write check that ctx carries for r, if any; the check
