@@ -82,28 +82,27 @@ func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 // DecodeRow reads one CSV row (cells under the header's members) of a file of the process
 // (`credo load`) into a draft, as DecodeFileDraft reads a JSON row: a cell is parsed as its
 // member's type, read-only members included; an empty cell is omitted (null, default or
-// zero, as in a body); a computed member's cell is ignored.
-func (h *CSVHeader) DecodeRow(cells []string) (Draft, error) {
+// zero, as in a body); a computed member's cell is ignored. A cell that does not parse is a
+// problem the draft carries (Draft.Problems), which a load reports with the row's others.
+func (h *CSVHeader) DecodeRow(cells []string) Draft {
 	d := h.r.NewDraft()
-	verr := &ValidationError{}
 	for i, f := range h.fields {
 		if i >= len(cells) || cells[i] == "" || !f.Stored() {
 			continue
 		}
 		v, err := f.ParseText(cells[i])
 		if err != nil {
-			verr.Add(f.Name, fmt.Sprintf("%s %v", f.Name, err))
+			d.fail(f.Index, f.Name, fmt.Sprintf("%s %v", f.Name, err))
 			continue
 		}
 		d.rec[f.Index], d.given[f.Index] = v, true
 	}
-	if !verr.Empty() {
-		return Draft{}, verr
-	}
-	return d, nil
+	return d
 }
 
-// DecodeArray reads a JSON array of bodies; each element goes through DecodeDraft.
+// DecodeArray reads a JSON array of bodies; each element goes through DecodeDraft. An
+// element that is not a JSON object is a problem of its row; the problems of an object's
+// members ride in its draft, which InsertAll reports with the row's others.
 func (r *Resource) DecodeArray(data []byte) ([]Draft, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
@@ -374,7 +373,7 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	problems := len(l.bulk.Rows)
 	l.ok = l.ok[:0]
 	for i, d := range l.drafts {
-		err := l.s.prepareNew(l.r, d.rec, d.given, l.org)
+		err := l.s.prepareNew(l.r, d, l.org)
 		if err != nil {
 			l.bulk.add(l.rows[i], err)
 		}

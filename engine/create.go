@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Create fills what the draft omits and stores it as a new record of r. Within one
 // organization's scope, a scoped record of another organization is refused and an omitted
@@ -11,7 +14,7 @@ func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (
 	if err != nil {
 		return nil, err
 	}
-	return s.insert(ctx, r, d.rec, d.given, org)
+	return s.insert(ctx, r, d, org)
 }
 
 // writeOf checks the draft and scope of a write of r and returns the organization its SQL
@@ -26,10 +29,11 @@ func writeOf(r *Resource, d Draft, scope Scope) (string, error) {
 	return scope.orgFor(r), nil
 }
 
-func (s *Store) insert(ctx context.Context, r *Resource, rec Record, present []bool, org string) (Record, error) {
-	if err := s.prepareNew(r, rec, present, org); err != nil {
+func (s *Store) insert(ctx context.Context, r *Resource, d Draft, org string) (Record, error) {
+	if err := s.prepareNew(r, d, org); err != nil {
 		return nil, err
 	}
+	rec := d.rec
 	if r.storedOutput {
 		if err := s.checkAndInsert(ctx, r, rec); err != nil {
 			return nil, err
@@ -81,24 +85,41 @@ func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) err
 	return s.Transaction(ctx, write)
 }
 
-// prepareNew gives a new record its key, organization, defaults and derived members, and validates it.
-func (s *Store) prepareNew(r *Resource, rec Record, present []bool, org string) error {
-	if len(r.Key) == 1 && r.Key[0].Type == TypeUUID && (!present[r.Key[0].Index] || rec[r.Key[0].Index] == nil) {
+// prepareNew gives a new record (the draft's, completed in place) its key, organization,
+// defaults and derived members, and validates it.
+func (s *Store) prepareNew(r *Resource, d Draft, org string) error {
+	rec, present := d.rec, d.given
+	if len(r.Key) == 1 && r.Key[0].Type == TypeUUID && (!present[r.Key[0].Index] || rec[r.Key[0].Index] == nil) &&
+		(d.failed == nil || !d.failed[r.Key[0].Index]) {
 		rec[r.Key[0].Index] = NewID()
 		present[r.Key[0].Index] = true
 	}
-	if err := claimScope(r, rec, present, org); err != nil {
-		return err
+	verr := d.problemsOfWrite()
+	claimScope(r, rec, present, org, verr)
+	return prepare(r, rec, present, present, d.failed, verr)
+}
+
+// problemsOfWrite starts the problems of a write of the draft with those its decoding found
+// (a copy: the draft's own stay as they are).
+func (d Draft) problemsOfWrite() *ValidationError {
+	verr := &ValidationError{}
+	if d.problems != nil {
+		verr.Detail = d.problems.Detail
+		for m, msgs := range d.problems.Fields {
+			for _, msg := range msgs {
+				verr.Add(m, msg)
+			}
+		}
 	}
-	return prepare(r, rec, present, present)
+	return verr
 }
 
 // claimScope puts an omitted organization (null, or the nil UUID where the member is not
-// required) of a directly scoped record to org and refuses another one. The nil UUID in a
-// required organization is left for complete to refuse.
-func claimScope(r *Resource, rec Record, present []bool, org string) error {
+// required) of a directly scoped record to org and adds another one to verr. The nil UUID in
+// a required organization is left for complete to refuse.
+func claimScope(r *Resource, rec Record, present []bool, org string, verr *ValidationError) {
 	if org == "" {
-		return nil
+		return
 	}
 	for _, sc := range r.Scope {
 		if sc.Via != nil || sc.Any != nil {
@@ -110,17 +131,23 @@ func claimScope(r *Resource, rec Record, present []bool, org string) error {
 		case !present[i] || rec[i] == nil || rec[i] == nilUUID:
 			rec[i], present[i] = org, true
 		case rec[i] != org:
-			return InvalidMember(sc.Field.Name, "%s must be your organization (%s)", sc.Field.Name, org)
+			verr.Add(sc.Field.Name, fmt.Sprintf("%s must be your organization (%s)", sc.Field.Name, org))
 		}
 	}
-	return nil
 }
 
 // prepare completes and validates a record, runs the beforeWrite hooks, and hashes the
-// hashed members that the client gave in this write (given).
-func prepare(r *Resource, rec Record, present, given []bool) error {
-	if err := r.complete(rec, present); err != nil {
+// hashed members that the client gave in this write (given). verr holds the problems the
+// write found before (decoding, the key, the organization); failed marks the members that
+// did not decode (nil: none), which are neither checked nor missing. It is the one place a
+// write's problems are reported: every one that needs no database, together, and no hook
+// runs on a record with problems.
+func prepare(r *Resource, rec Record, present, given, failed []bool, verr *ValidationError) error {
+	if err := r.complete(rec, present, failed, verr); err != nil {
 		return err
+	}
+	if !verr.Empty() {
+		return verr
 	}
 	for _, h := range r.beforeWrite {
 		if err := h(r, rec); err != nil {

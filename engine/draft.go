@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Draft is a record to write and which of its members were given: what Create, Update,
@@ -11,10 +12,19 @@ import (
 // what it omits (keys, the scope's organization, defaults, hooks) and validate it, completing
 // it in place. A Draft is a small value (its members are shared, not copied); the zero Draft
 // is no draft, which every verb refuses.
+//
+// A decoded draft carries the problems of the members that did not decode (Problems): every
+// verb refuses such a draft, reporting them together with the problems it finds in the
+// members that did (required, null, the nil UUID, validate rules, the organization, the key),
+// so that one 400 names every problem of a body (see prepare).
 type Draft struct {
 	r     *Resource
 	rec   Record
 	given []bool
+	// failed marks the members that were given but did not decode (nil: none); problems
+	// holds what was wrong with them and with the body's other names (nil: nothing).
+	failed   []bool
+	problems *ValidationError
 }
 
 // NewDraft returns an empty draft of a record of r: no member given.
@@ -77,6 +87,31 @@ func (f *Field) goValue(v any) (any, error) {
 var goTypeOf = map[Type]string{TypeUUID: "a string", TypeString: "a string", TypeBool: "a bool",
 	TypeInt: "an int64", TypeDateTime: "an engine.DateTime"}
 
+// Problems returns the problems decoding found in the draft's members (a *ValidationError),
+// nil when it found none. The verbs report them with every other problem of the draft's
+// members; a caller that wants them before any verb runs asks here.
+func (d Draft) Problems() error {
+	if d.problems == nil {
+		return nil
+	}
+	return d.problems
+}
+
+// fail records that the member named name (a stored field's index i, or -1 for a name that
+// is no field) did not decode, with msg.
+func (d *Draft) fail(i int, name, msg string) {
+	if d.problems == nil {
+		d.problems = &ValidationError{}
+	}
+	d.problems.Add(name, msg)
+	if i >= 0 {
+		if d.failed == nil {
+			d.failed = make([]bool, len(d.given))
+		}
+		d.failed[i] = true
+	}
+}
+
 // Record returns the draft's values as a record of its resource (not copied).
 func (d Draft) Record() Record { return d.rec }
 
@@ -98,7 +133,10 @@ func (d Draft) of(r *Resource) error {
 // DecodeDraft reads a JSON object body (see DecodeObject) into a draft of r. Every member
 // must be a member of the record (exact case); values must have the member's JSON type
 // exactly (no quoted numbers). Computed and read-only members a client echoes back are
-// checked and dropped. Problems are collected per member into one *ValidationError.
+// checked and dropped. Its error is a body that is not one JSON object (a syntax error, an
+// array, a string); a problem of a member (a wrong type, a text rule, a name given twice or
+// that is no member) rides in the draft (Problems), which every verb refuses with the other
+// problems of the members that did decode. A member that did not decode is not given.
 func (r *Resource) DecodeDraft(data []byte) (Draft, error) { return r.decodeDraft(data, false) }
 
 // DecodeFileDraft is DecodeDraft for the rows of the process's own files (`credo load`,
@@ -108,12 +146,20 @@ func (r *Resource) DecodeDraft(data []byte) (Draft, error) { return r.decodeDraf
 func (r *Resource) DecodeFileDraft(data []byte) (Draft, error) { return r.decodeDraft(data, true) }
 
 func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
-	members, err := DecodeObject(data)
+	members, textProblems, err := decodeObject(data)
 	if err != nil {
 		return Draft{}, err
 	}
 	d := r.NewDraft()
-	verr := &ValidationError{}
+	for _, m := range textProblems.Members() {
+		i := -1
+		if f, ok := r.byName[memberOf(m)]; ok {
+			i = f.Index
+		}
+		for _, msg := range textProblems.Fields[m] {
+			d.fail(i, m, msg)
+		}
+	}
 	names := make([]string, 0, len(members))
 	for name := range members {
 		names = append(names, name)
@@ -121,16 +167,19 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		f, ok := r.byName[name]
-		if !ok {
-			verr.Add(name, notMember(name, r))
+		switch {
+		case !ok && textProblems.Fields[name] == nil:
+			d.fail(-1, name, notMember(name, r))
 			continue
+		case !ok:
+			continue // its text is the problem reported
 		}
-		if !f.Stored() {
+		if !f.Stored() || d.failed != nil && d.failed[f.Index] {
 			continue // computed members are output only; a client may echo them back
 		}
 		v, err := f.parseJSON(members[name])
 		if err != nil {
-			verr.Add(name, fmt.Sprintf("%s %v", name, err))
+			d.fail(f.Index, name, fmt.Sprintf("%s %v", name, err))
 			continue
 		}
 		if f.ReadOnly && !file {
@@ -138,10 +187,16 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 		}
 		d.rec[f.Index], d.given[f.Index] = v, true
 	}
-	if verr.Empty() {
-		return d, nil
+	return d, nil
+}
+
+// memberOf returns the member a problem's path is under: `Accommodations` for
+// `Accommodations[0].Type`.
+func memberOf(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
 	}
-	return Draft{}, verr
+	return path
 }
 
 // DraftOf returns a draft of r with the given members set (see Set).

@@ -90,7 +90,10 @@ func TestCSVHeaderRefusesAColumnGivenTwice(t *testing.T) {
 		!reflect.DeepEqual(verr.Fields["WidgetCode"], []string{"WidgetCode is given more than once; give it once"}) {
 		t.Errorf("a column given twice: %v", err)
 	}
-	_, jerr := w.DecodeDraft([]byte(`{"WidgetCode":"A","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","WidgetCode":"B"}`))
+	d, jerr := w.DecodeDraft([]byte(`{"WidgetCode":"A","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","WidgetCode":"B"}`))
+	if jerr == nil {
+		jerr = d.Problems()
+	}
 	if jerr == nil || err == nil || jerr.Error() != err.Error() {
 		t.Errorf("CSV %v, JSON %v: want one message", err, jerr)
 	}
@@ -104,8 +107,8 @@ func TestCSVHeader(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a good header: %v", err)
 	}
-	d, err := h.DecodeRow([]string{"", "0190a6f0-0000-7000-8000-00000000000a", "K1"})
-	if err != nil || d.Get("WidgetCode") != "K1" {
+	d := h.DecodeRow([]string{"", "0190a6f0-0000-7000-8000-00000000000a", "K1"})
+	if err := d.Problems(); err != nil || d.Get("WidgetCode") != "K1" {
 		t.Errorf("a row under it: %v, WidgetCode %v", err, d.Get("WidgetCode"))
 	}
 	_, err = w.CSVHeader([]string{"WidgetCode", "Bogus", "WidgetCode", "Bogus", "WidgetTitle", "WidgetCode"})
@@ -130,7 +133,10 @@ func TestDecodeDraftNamesTheType(t *testing.T) {
 		"WidgetEnabled":          "WidgetEnabled must be true or false",
 		"WidgetSize":             "WidgetSize must be an integer",
 	} {
-		_, err := w.DecodeDraft([]byte(`{"` + member + `":[7]}`))
+		d, err := w.DecodeDraft([]byte(`{"` + member + `":[7]}`))
+		if err == nil {
+			err = d.Problems()
+		}
 		var verr *engine.ValidationError
 		if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Fields[member], []string{want}) {
 			t.Errorf("%s: %v, want %q", member, err, want)

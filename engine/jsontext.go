@@ -60,13 +60,26 @@ func CheckText(s string) string {
 // Problems are one *ValidationError, each under the member's path (`Accommodations[0].Type`);
 // a syntax error is a ValidationError with a Detail.
 func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
+	members, problems, err := decodeObject(data)
+	if err != nil {
+		return nil, err
+	}
+	if !problems.Empty() {
+		return nil, problems
+	}
+	return members, nil
+}
+
+// decodeObject is DecodeObject returning the members (a member given twice holds its first
+// value) and the member problems apart: err is a body that is not one JSON object.
+func decodeObject(data []byte) (map[string]json.RawMessage, *ValidationError, error) {
 	sc := jsonScanner{data: data, verr: &ValidationError{}}
 	sc.skipSpace()
 	if sc.pos >= len(data) || data[sc.pos] != '{' {
 		if err := sc.document(""); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, Invalid("the body must be a JSON object")
+		return nil, nil, Invalid("the body must be a JSON object")
 	}
 	members := map[string]json.RawMessage{}
 	err := sc.object("", 1, func(name string, raw []byte) bool {
@@ -80,12 +93,9 @@ func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
 		err = sc.end()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !sc.verr.Empty() {
-		return nil, sc.verr
-	}
-	return members, nil
+	return members, sc.verr, nil
 }
 
 // CheckJSON checks that data is one JSON value obeying DecodeObject's rules at every depth;

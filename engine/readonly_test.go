@@ -76,8 +76,8 @@ func TestReadOnlyMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, err = h.DecodeRow([]string{group, engine.NewID(), "true", org, grantor, granted}); err != nil {
-			t.Fatal(err)
+		if d = h.DecodeRow([]string{group, engine.NewID(), "true", org, grantor, granted}); d.Problems() != nil {
+			t.Fatal(d.Problems())
 		}
 		rec, err := s.Create(ctx, perm, d, all)
 		if err != nil {

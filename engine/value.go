@@ -203,14 +203,18 @@ var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 // nilUUID is the UUID of all zeros, the zero value of a uuid member.
 const nilUUID = "00000000-0000-0000-0000-000000000000"
 
-// complete fills members the body omitted and checks nulls, requirements (a required uuid
-// member may not be the nil UUID) and validate tags. A read-only member is never required:
-// an API body cannot give it (DecodeDraft drops it), so it takes its default, null or zero
-// value until a hook or the write check sets it; a file (DecodeFileDraft) or a stored record
-// (a patch) gives it, and it is checked like any member.
-func (r *Resource) complete(rec Record, present []bool) error {
-	verr := &ValidationError{}
+// complete fills members the body omitted and adds to verr the problems of nulls,
+// requirements (a required uuid member may not be the nil UUID) and validate tags. A
+// read-only member is never required: an API body cannot give it (DecodeDraft drops it), so
+// it takes its default, null or zero value until a hook or the write check sets it; a file
+// (DecodeFileDraft) or a stored record (a patch) gives it, and it is checked like any member.
+// A member that did not decode (failed) has its problem already: it is neither checked nor
+// missing. Its error is a default that does not parse (a descriptor's bug).
+func (r *Resource) complete(rec Record, present, failed []bool, verr *ValidationError) error {
 	for _, f := range r.Fields {
+		if failed != nil && failed[f.Index] {
+			continue
+		}
 		if !present[f.Index] {
 			if f.Required && !f.ReadOnly {
 				verr.Add(f.Name, f.Name+" is required")
@@ -242,8 +246,5 @@ func (r *Resource) complete(rec Record, present []bool) error {
 			}
 		}
 	}
-	if verr.Empty() {
-		return nil
-	}
-	return verr
+	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Update replaces the record with key by the draft: omitted members become null or zero
@@ -17,15 +18,10 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 	if err != nil {
 		return err
 	}
-	rec, present := d.rec, d.given
-	err = pinKey(r, rec, present, key)
-	if err == nil {
-		err = claimScope(r, rec, present, org)
-	}
-	if err == nil {
-		err = prepare(r, rec, present, present)
-	}
-	if err != nil {
+	rec, present, verr := d.rec, d.given, d.problemsOfWrite()
+	pinKey(r, rec, present, key, verr)
+	claimScope(r, rec, present, org, verr)
+	if err := prepare(r, rec, present, present, d.failed, verr); err != nil {
 		return s.missingFirst(ctx, r, key, org, err)
 	}
 	check, cond := writeCheck(ctx, r), conditionOf(ctx, r)
@@ -52,19 +48,10 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 	})
 }
 
-// MissingFirst returns ErrNotFound in place of err, a problem with the members of a write of
-// the record with key, when no record has key within scope: PUT or PATCH of a missing record
+// missingFirst returns ErrNotFound in place of err, a problem with the members of a write of
+// the record with key, when no record has key within org: PUT or PATCH of a missing record
 // is a 404 before any member is judged (api.md's error table), so a client learns first that
-// its target is gone. An edge that fails to decode a body into a draft passes its error
-// through here; a body that is not a JSON object at all stays a 400. It costs a lookup only
-// on the error path.
-func (s *Store) MissingFirst(ctx context.Context, r *Resource, key []any, scope Scope, err error) error {
-	if xerr := scope.check(); xerr != nil {
-		return xerr
-	}
-	return s.missingFirst(ctx, r, key, scope.orgFor(r), err)
-}
-
+// its target is gone. It costs a lookup only on the error path.
 func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org string, err error) error {
 	var verr *ValidationError
 	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
@@ -96,10 +83,10 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 	if err != nil {
 		return err
 	}
-	patch, present := d.rec, d.given
-	if err := pinKey(r, patch, present, key); err != nil {
-		return s.missingFirst(ctx, r, key, org, err)
-	}
+	patch, present, verr := d.rec, d.given, d.problemsOfWrite()
+	pinKey(r, patch, present, key, verr)
+	// The members' problems need the stored record, which the transaction reads (a missing
+	// record is a 404 and a stale If-Match a 412 first): a patch with problems writes nothing.
 	return s.Transaction(ctx, func(tx *Store) error {
 		rec, err := tx.getForUpdate(ctx, r, key, org)
 		if err != nil {
@@ -121,11 +108,9 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 				rec[f.Index] = patch[f.Index]
 			}
 		}
-		if err := claimScope(r, rec, all, org); err != nil {
-			return err
-		}
+		claimScope(r, rec, all, org, verr)
 		// Only the members the patch names are hashed: the others hold stored values.
-		if err := prepare(r, rec, all, present); err != nil {
+		if err := prepare(r, rec, all, present, d.failed, verr); err != nil {
 			return err
 		}
 		if check != nil {
@@ -140,15 +125,14 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 	})
 }
 
-// pinKey makes the path key win over the body, refusing a body key that differs.
-func pinKey(r *Resource, rec Record, present []bool, key []any) error {
+// pinKey makes the path key win over the body, adding a body key that differs to verr.
+func pinKey(r *Resource, rec Record, present []bool, key []any, verr *ValidationError) {
 	for i, k := range r.Key {
 		if present[k.Index] && rec[k.Index] != nil && rec[k.Index] != key[i] {
-			return InvalidMember(k.Name, "%s %v in the body differs from %v in the path", k.Name, rec[k.Index], key[i])
+			verr.Add(k.Name, fmt.Sprintf("%s %v in the body differs from %v in the path", k.Name, rec[k.Index], key[i]))
 		}
 		rec[k.Index], present[k.Index] = key[i], true
 	}
-	return nil
 }
 
 // write updates the stored non-key columns of the record with key within org: every one,

@@ -279,7 +279,9 @@ func TestManyProblemsAreCapped(t *testing.T) {
 	reg := registry(t)
 	ts := newTestServer(t, testenv.Backends(t)[0], reg)
 	var query, body strings.Builder
-	body.WriteString(`{"CommentText":"x"`)
+	// The body gives the required members, so that its problems are the unknown names alone.
+	fmt.Fprintf(&body, `{"CommentText":"x","CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q`,
+		uuid.NewString(), uuid.NewString(), uuid.NewString())
 	for i := range 2000 {
 		fmt.Fprintf(&query, "&Unknown%04d=1", i)
 		fmt.Fprintf(&body, `,"Unknown%04d":1`, i)

@@ -223,9 +223,11 @@ func (h *resourceHandler) write(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	st, ctx := engine.StoreFrom(r.Context()), engine.WithCondition(h.writing(r), h.res, cond)
+	// A body that is not a JSON object is a 400 at once; the problems of its members are the
+	// verb's to report, after a 404 or 412, with every other problem of the members.
 	d, err := h.res.DecodeDraft(body)
 	if err != nil {
-		return st.MissingFirst(ctx, h.res, key, h.scope(r), err)
+		return err
 	}
 	if err := verb(st, ctx, h.res, key, d, h.scope(r)); err != nil {
 		return err

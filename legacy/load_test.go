@@ -60,6 +60,11 @@ func decodeLoadFile(t *testing.T, r *engine.Resource, name string, data []byte) 
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		for i, d := range drafts {
+			if err := d.Problems(); err != nil {
+				t.Fatalf("%s row %d: %v", name, i, err)
+			}
+		}
 		return drafts
 	}
 	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
@@ -72,8 +77,8 @@ func decodeLoadFile(t *testing.T, r *engine.Resource, name string, data []byte) 
 	}
 	var drafts []engine.Draft
 	for i, cells := range rows[1:] {
-		d, err := header.DecodeRow(cells)
-		if err != nil {
+		d := header.DecodeRow(cells)
+		if err := d.Problems(); err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
 		drafts = append(drafts, d)

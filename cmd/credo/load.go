@@ -129,9 +129,11 @@ func report(file string, problems []engine.RowError, stderr io.Writer) error {
 }
 
 // rowReader reads a file's rows one at a time, as the engine's RowSource (next): JSON (a
-// .json file or one starting with '[') element by element, or CSV row by row. A row with
-// problems is the zero Draft, its problems kept in problems, every one; malformed JSON or
-// CSV ends the rows with err.
+// .json file or one starting with '[') element by element, or CSV row by row. An element
+// that is not a JSON object is the zero Draft, its problem kept in problems; the problems of
+// a row's members ride in its draft, which the engine reports with the row's others
+// (required, null, validate rules, keys, references); malformed JSON or CSV ends the rows
+// with err.
 type rowReader struct {
 	r *engine.Resource
 	// read returns the next row's draft or its problem (problem), or ends the rows (err).
@@ -241,8 +243,7 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 		if err != nil {
 			return engine.Draft{}, nil, fmt.Errorf("read CSV after row %d: %w", rr.row-1, err)
 		}
-		d, problem := h.DecodeRow(cells)
-		return d, problem, nil
+		return h.DecodeRow(cells), nil, nil
 	}
 	return nil
 }

@@ -104,6 +104,56 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestLoadRowNamesEveryProblem: a row, JSON or CSV, whose member does not parse is reported
+// with every other problem of its members (a required member it omits, a validate rule), and
+// the member that did not parse is not also missing; the row's key is still judged against
+// the other rows (both stores).
+func TestLoadRowNamesEveryProblem(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := testenv.Partition(t)
+			for _, file := range []struct{ name, content string }{
+				{"rows.json", `[{"OrganizationIdentifier":"` + orgOne + `","WidgetCode":"A"},` +
+					`{"WidgetSize":"big","WidgetEmail":"not-an-email","WidgetMade":"9999-12-31T23:00:00-02:00"},` +
+					`{"OrganizationIdentifier":7,"WidgetCode":"B"}]`},
+				{"rows.csv", "OrganizationIdentifier,WidgetCode,WidgetSize,WidgetEmail,WidgetMade\n" +
+					orgOne + ",A,,,\n" +
+					",,big,not-an-email,9999-12-31T23:00:00-02:00\n" +
+					"nope,B,,,\n"},
+			} {
+				path := filepath.Join(dir, file.name)
+				if err := os.WriteFile(path, []byte(file.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				code, _, stderr := cli(t, "load", "--database", b.URL, "--partition", p, "--descriptors", fixtures, "--resource", "Widget", path)
+				want := []string{
+					"row 1: OrganizationIdentifier is required",
+					"row 1: WidgetCode is required",
+					`row 1: WidgetEmail does not satisfy "email"`,
+					"row 1: WidgetMade ",
+					"row 1: WidgetSize ",
+					"row 2: OrganizationIdentifier ",
+					"6 problem(s); nothing was written",
+				}
+				lines := strings.Split(strings.TrimSpace(stderr), "\n")
+				if code != 1 || len(lines) != len(want) {
+					t.Errorf("%s: exit %d, %d lines, want 1 and %d:\n%s", file.name, code, len(lines), len(want), stderr)
+					continue
+				}
+				for i, w := range want {
+					if !strings.Contains(lines[i], w) {
+						t.Errorf("%s: line %d is %q, want %q", file.name, i, lines[i], w)
+					}
+				}
+				if strings.Contains(stderr, "row 2: OrganizationIdentifier is required") {
+					t.Errorf("%s: a member that did not parse is also reported missing:\n%s", file.name, stderr)
+				}
+			}
+		})
+	}
+}
+
 // TestLoadRefusesCredentials: the tables of signing keys, client secrets and issued and
 // revoked tokens are never loaded, by name, path or table.
 func TestLoadRefusesCredentials(t *testing.T) {

@@ -7,7 +7,8 @@ import (
 )
 
 // CreateJSON creates a record of r from a JSON body, as the v2 create does: the body is
-// decoded into a draft (a decoding problem is returned as it is) and created within scope.
+// decoded into a draft (a body that is not a JSON object is returned as it is; the problems
+// of its members are the create's) and created within scope.
 func CreateJSON(ctx context.Context, s *engine.Store, r *engine.Resource, body []byte, scope engine.Scope) (engine.Record, error) {
 	d, err := r.DecodeDraft(body)
 	if err != nil {
@@ -16,12 +17,12 @@ func CreateJSON(ctx context.Context, s *engine.Store, r *engine.Resource, body [
 	return s.Create(ctx, r, d, scope)
 }
 
-// UpdateJSON replaces the record with key by a JSON body, as the v2 update does: a body that
-// does not decode is a 404 when the record is missing (engine.Store.MissingFirst).
+// UpdateJSON replaces the record with key by a JSON body, as the v2 update does: the problems
+// of its members are the update's (a 404 when the record is missing).
 func UpdateJSON(ctx context.Context, s *engine.Store, r *engine.Resource, key []any, body []byte, scope engine.Scope) error {
 	d, err := r.DecodeDraft(body)
 	if err != nil {
-		return s.MissingFirst(ctx, r, key, scope, err)
+		return err
 	}
 	return s.Update(ctx, r, key, d, scope)
 }
@@ -31,7 +32,7 @@ func UpdateJSON(ctx context.Context, s *engine.Store, r *engine.Resource, key []
 func PatchJSON(ctx context.Context, s *engine.Store, r *engine.Resource, key []any, body []byte, scope engine.Scope) error {
 	d, err := r.DecodeDraft(body)
 	if err != nil {
-		return s.MissingFirst(ctx, r, key, scope, err)
+		return err
 	}
 	return s.Patch(ctx, r, key, d, scope)
 }
