@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"credo/engine"
+	"credo/handlers/problem"
 	"credo/handlers/request"
 )
 
@@ -73,6 +74,49 @@ func checkMembers(m map[string]json.RawMessage, prefix string, allowed []string)
 		return members{}, verr
 	}
 	return members{prefix: prefix, m: m}, nil
+}
+
+// problems gathers a body's problems that need no database, so that one 400 names them all.
+type problems []error
+
+func (p *problems) add(err error) {
+	if err != nil {
+		*p = append(*p, err)
+	}
+}
+
+// err is nil without problems and the one problem as it is; several are one 400 whose Detail
+// joins theirs with "; " (each message in the words it has alone; past problem.MaxMembers, a
+// count of the rest) and whose Errors holds every member they name (bounded as every 400's). A
+// problem that is not a 400 is returned alone.
+func (p problems) err() error {
+	switch len(p) {
+	case 0:
+		return nil
+	case 1:
+		return p[0]
+	}
+	var details []string
+	out := &engine.ValidationError{}
+	for i, err := range p {
+		q := problem.From(err)
+		if q.Status != http.StatusBadRequest {
+			return err
+		}
+		if i < problem.MaxMembers {
+			details = append(details, q.Detail)
+		}
+		for m, why := range q.Errors {
+			for _, w := range why {
+				out.Add(m, w)
+			}
+		}
+	}
+	if n := len(p) - len(details); n > 0 {
+		details = append(details, fmt.Sprintf("and %d more problems", n))
+	}
+	out.Detail = strings.Join(details, "; ")
+	return out
 }
 
 func invalidBody(detail, prefix string) error {
@@ -151,31 +195,30 @@ type accommodation struct {
 var accommodationMembers = []string{"Type", "Name", "TimeExtension"}
 
 // accommodation reads an Accommodation from b. A blank Type or a negative TimeExtension is a
-// v1 problem; the Type is kept without surrounding spaces.
+// v1 problem; the Type is kept without surrounding spaces. Every problem is reported, and a
+// member of the wrong type is not also reported blank or negative.
 func (b members) accommodation() (accommodation, error) {
-	typ, err := b.str("Type")
-	if err != nil {
-		return accommodation{}, err
-	}
+	var p problems
+	typ, typErr := b.str("Type")
+	p.add(typErr)
 	name, err := b.str("Name")
-	if err != nil {
+	p.add(err)
+	ext, extErr := b.int("TimeExtension")
+	p.add(extErr)
+	if typErr == nil && (typ == nil || strings.TrimSpace(*typ) == "") {
+		p.add(failMember(msgAccommodationType, b.prefix+"Type", "Type is required and cannot be blank"))
+	}
+	if extErr == nil && ext != nil && *ext < 0 {
+		p.add(failMember(msgExtensionInvalid, b.prefix+"TimeExtension", "TimeExtension cannot be negative"))
+	}
+	if err := p.err(); err != nil {
 		return accommodation{}, err
-	}
-	ext, err := b.int("TimeExtension")
-	if err != nil {
-		return accommodation{}, err
-	}
-	if typ == nil || strings.TrimSpace(*typ) == "" {
-		return accommodation{}, failMember(msgAccommodationType, b.prefix+"Type", "Type is required and cannot be blank")
-	}
-	if ext != nil && *ext < 0 {
-		return accommodation{}, failMember(msgExtensionInvalid, b.prefix+"TimeExtension", "TimeExtension cannot be negative")
 	}
 	return accommodation{Type: strings.TrimSpace(*typ), Name: name, TimeExtension: ext}, nil
 }
 
-// accommodations reads an array of Accommodation; a Type given twice keeps the last element,
-// as granting both one after the other would.
+// accommodations reads an array of Accommodation, reporting the problems of every element; a
+// Type given twice keeps the last element, as granting both one after the other would.
 func (b members) accommodations(name string) ([]accommodation, error) {
 	raw, ok := b.m[name]
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
@@ -186,17 +229,23 @@ func (b members) accommodations(name string) ([]accommodation, error) {
 		return nil, b.wrongType(name, "an array of Accommodation objects")
 	}
 	var out []accommodation
+	var p problems
 	for i, e := range elems {
 		m, err := parseObject(e, fmt.Sprintf("%s%s[%d].", b.prefix, name, i), accommodationMembers)
 		if err != nil {
-			return nil, err
+			p.add(err)
+			continue
 		}
 		acc, err := m.accommodation()
 		if err != nil {
-			return nil, err
+			p.add(err)
+			continue
 		}
 		out = slices.DeleteFunc(out, func(o accommodation) bool { return o.Type == acc.Type })
 		out = append(out, acc)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

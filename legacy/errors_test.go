@@ -146,7 +146,7 @@ func TestErrors(t *testing.T) {
 				body:   `{"EventVenue":"` + venueA2 + `","EventStart":"` + fullStart + `","EventExamType":"Sitting","EventExamFormat":"Online","EventBillingCode":"` + billingA + `"}`,
 				status: 400, detail: msgEventExists},
 			{name: "add event negative limit", method: "POST", path: "/api/events/" + fresh,
-				body: `{"RegistrationLimit":-1}`, status: 400, detail: msgLimitInvalid},
+				body: `{"EventStart":"` + start(40, "08:00:00", "Z") + `","RegistrationLimit":-1}`, status: 400, detail: msgLimitInvalid},
 			{name: "cancel missing event", method: "POST", path: "/api/events/" + missing + "/cancel", body: `{}`, status: 404, detail: msgEventNotFound},
 			{name: "list events without date", method: "GET", path: "/api/events/list-events", status: 400},
 			{name: "list events bad date", method: "GET", path: "/api/events/list-events?date=15/01/2030", status: 400},

@@ -124,22 +124,20 @@ func (a *api) addEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	spec, err := a.readEventSpec(b)
-	if err != nil {
-		return err
-	}
-	if spec.Limit, err = b.int("RegistrationLimit"); err != nil {
-		return err
-	}
+	// The body's problems (types, RegistrationLimit, EventStart) come in one 400.
+	var bad problems
+	spec := a.readEventSpec(b, &bad)
+	spec.Limit, err = b.int("RegistrationLimit")
+	bad.add(err)
 	if spec.Limit != nil && *spec.Limit < 0 {
-		return failMember(msgLimitInvalid, "RegistrationLimit", "RegistrationLimit cannot be negative")
+		bad.add(failMember(msgLimitInvalid, "RegistrationLimit", "RegistrationLimit cannot be negative"))
+	}
+	spec.Start, err = a.futureStart(b)
+	bad.add(err)
+	if err := bad.err(); err != nil {
+		return err
 	}
 	org := caller(r).OrganizationIdentifier
-	start, err := a.futureStart(b)
-	if err != nil {
-		return err
-	}
-	spec.Start = start
 	err = a.store.Transaction(ctx, func(tx *engine.Store) error {
 		db := tx.DB(ctx)
 		found, err := exists(a.table(db, a.t.event).Where(eq("", a.t.event, "EventIdentifier", id)))

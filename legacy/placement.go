@@ -42,23 +42,21 @@ type eventSpec struct {
 }
 
 // readEventSpec reads the event members of a register-lax, transfer-lax or add-event body
-// (those a body does not take are absent, hence nil).
-func (a *api) readEventSpec(b members) (eventSpec, error) {
+// (those a body does not take are absent, hence nil), adding each one's problem to p.
+func (a *api) readEventSpec(b members, p *problems) eventSpec {
 	var spec eventSpec
 	venue, err := b.str("EventVenue")
-	if err != nil {
-		return spec, err
-	}
+	p.add(err)
 	spec.Venue = deref(venue)
 	for _, m := range []struct {
 		name string
 		dst  **string
 	}{{"EventExamType", &spec.ExamType}, {"EventExamFormat", &spec.ExamFormat}, {"EventBillingCode", &spec.BillingCode}} {
-		if *m.dst, err = b.str(m.name); err != nil {
-			return spec, err
-		}
+		v, err := b.str(m.name)
+		p.add(err)
+		*m.dst = v
 	}
-	return spec, nil
+	return spec
 }
 
 // futureStart reads EventStart, which must be a datetime after now.

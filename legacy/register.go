@@ -17,34 +17,61 @@ type placed struct {
 	EventCreated bool   `json:"EventCreated"`
 }
 
-// laxBody is what register-lax and transfer-lax both read of their bodies. The problems of
-// Accommodations and EventStart wait in accsErr and startErr: they come after the registration's.
+// laxBody is what register-lax and transfer-lax read of their bodies. Its problems need no
+// database and come at three steps: members of the wrong type before anything else, then
+// Accommodations and EventStart after the registration's checks (each command says where). The
+// 400 of a step names its problems and those of the later steps too, so that one 400 names all
+// of a body's problems, each in the words it has alone.
 type laxBody struct {
 	members
-	spec              eventSpec
-	learner           *string
-	accs              []accommodation
-	accsErr, startErr error
+	spec                              eventSpec
+	learner, registrant, code, reason *string
+	accs                              []accommodation
+	steps                             [3]error // types, Accommodations, EventStart
 }
+
+const (
+	stepTypes = iota
+	stepAccommodations
+	stepStart
+)
 
 func (a *api) readLaxBody(w http.ResponseWriter, r *http.Request, allowed ...string) (l laxBody, err error) {
 	if l.members, err = readBody(w, r, allowed...); err != nil {
 		return l, err
 	}
-	if l.spec, err = a.readEventSpec(l.members); err != nil {
-		return l, err
+	var types problems
+	l.spec = a.readEventSpec(l.members, &types)
+	for _, m := range []struct {
+		name string
+		dst  **string
+	}{{"Learner", &l.learner}, {"LearnerRegistrantType", &l.registrant}, {"Assessment", &l.code}, {"Reason", &l.reason}} {
+		v, err := l.str(m.name)
+		types.add(err)
+		*m.dst = v
 	}
-	if l.learner, err = l.str("Learner"); err != nil {
-		return l, err
+	l.steps[stepTypes] = types.err()
+	l.accs, l.steps[stepAccommodations] = l.accommodations("Accommodations")
+	l.spec.Start, l.steps[stepStart] = a.futureStart(l.members)
+	return l, l.check(stepTypes)
+}
+
+// check returns the problems of the body from step on when step has one, else nil.
+func (l laxBody) check(step int) error {
+	if l.steps[step] == nil {
+		return nil
 	}
-	l.accs, l.accsErr = l.accommodations("Accommodations")
-	l.spec.Start, l.startErr = a.futureStart(l.members)
-	return l, nil
+	var p problems
+	for _, err := range l.steps[step:] {
+		p.add(err)
+	}
+	return p.err()
 }
 
 // registerLax creates the registration of the path: the learner on the event found by venue and
 // start (or a new one), with the form found by code and the accommodations given. Checks, in
-// order: the registration id, Accommodations, EventStart, Learner, Assessment, EventVenue, the
+// order (after members of the wrong type; laxBody reports the body's own problems together):
+// the registration id, Accommodations, EventStart, Learner, Assessment, EventVenue, the
 // event's members when one is created, and its seats.
 func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -53,14 +80,6 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	org := p.OrganizationIdentifier
 	l, err := a.readLaxBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
 		"Learner", "LearnerRegistrantType", "Assessment", "Accommodations")
-	if err != nil {
-		return err
-	}
-	registrant, err := l.str("LearnerRegistrantType")
-	if err != nil {
-		return err
-	}
-	code, err := l.str("Assessment")
 	if err != nil {
 		return err
 	}
@@ -76,17 +95,17 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		if l.accsErr != nil {
-			return l.accsErr
+		if err := l.check(stepAccommodations); err != nil {
+			return err
 		}
-		if l.startErr != nil {
-			return l.startErr
+		if err := l.check(stepStart); err != nil {
+			return err
 		}
 		learnerID, err := a.checkLearner(db, org, l.learner)
 		if err != nil {
 			return err
 		}
-		f, err := a.findForm(db, org, code)
+		f, err := a.findForm(db, org, l.code)
 		if err != nil {
 			return err
 		}
@@ -106,7 +125,7 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 			set("EventIdentifier", ev.Event).
 			set("LearnerIdentifier", learnerID).
 			set("FormIdentifier", f.ID).
-			set("RegistrantType", opt(registrant)).
+			set("RegistrantType", opt(l.registrant)).
 			set("AttendanceStatus", statusRegistered).
 			set("TimeLimit", opt(timeLimit(f.Limit, l.accs))).
 			set("LastChangeTime", a.now()).
@@ -137,7 +156,8 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 // transferLax moves a registration of the organization to the event found by venue and start
 // (or a new one, typed by EventExamType, with the format and billing code of the current event).
 // The form stays; given Accommodations are granted (by Type) and the time limit recomputed.
-// Checks, in order: the registration (404), Accommodations, Learner, the form, EventStart,
+// Checks, in order (after members of the wrong type, as for registerLax): the registration
+// (404), Accommodations, Learner, the form, EventStart,
 // EventVenue, the event's members when one is created, the event itself, its seats.
 func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -148,14 +168,10 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	reason, err := l.str("Reason")
-	if err != nil {
-		return err
-	}
 	var out placed
 	err = a.inRegistration(r, id, func(tx *engine.Store, db *gorm.DB, reg regState) error {
-		if l.accsErr != nil {
-			return l.accsErr
+		if err := l.check(stepAccommodations); err != nil {
+			return err
 		}
 		learnerID, err := a.checkLearner(db, org, l.learner)
 		if err != nil {
@@ -167,8 +183,8 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 		if reg.Form == nil {
 			return fail(msgNoForm)
 		}
-		if l.startErr != nil {
-			return l.startErr
+		if err := l.check(stepStart); err != nil {
+			return err
 		}
 		if l.spec.Venue, err = a.checkVenue(db, org, l.spec.Venue); err != nil {
 			return err
@@ -202,7 +218,7 @@ func (a *api) transferLax(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if err := a.update(db, p, id, changeTransferred, map[string]any{
-			"EventIdentifier": ev.Event, "TransferReason": opt(reason), "TimeLimit": opt(limit),
+			"EventIdentifier": ev.Event, "TransferReason": opt(l.reason), "TimeLimit": opt(limit),
 		}); err != nil {
 			return err
 		}

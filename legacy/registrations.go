@@ -188,22 +188,18 @@ func (a *api) readCriteria(w http.ResponseWriter, r *http.Request) (criteria, er
 	if err != nil {
 		return c, err
 	}
-	if c.Name, err = b.filter("Name", field(a.t.person, "FullName")); err != nil {
-		return c, err
-	}
-	if c.Email, err = b.filter("Email", field(a.t.user, "Email")); err != nil {
-		return c, err
-	}
-	if c.Code, err = b.filter("Code", field(a.t.person, "PersonCode")); err != nil {
-		return c, err
-	}
-	if c.LastChangeSince, err = b.datetime("LastChangeTimeSince"); err != nil {
-		return c, err
-	}
-	if c.LastChangeBefore, err = b.datetime("LastChangeTimeBefore"); err != nil {
-		return c, err
-	}
-	return c, nil
+	var bad problems
+	c.Name, err = b.filter("Name", field(a.t.person, "FullName"))
+	bad.add(err)
+	c.Email, err = b.filter("Email", field(a.t.user, "Email"))
+	bad.add(err)
+	c.Code, err = b.filter("Code", field(a.t.person, "PersonCode"))
+	bad.add(err)
+	c.LastChangeSince, err = b.datetime("LastChangeTimeSince")
+	bad.add(err)
+	c.LastChangeBefore, err = b.datetime("LastChangeTimeBefore")
+	bad.add(err)
+	return c, bad.err()
 }
 
 // where limits q (from registrations) to the organization and the criteria: Name, Email and
