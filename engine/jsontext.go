@@ -70,6 +70,15 @@ func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
 	return members, nil
 }
 
+// DecodeObjectApart is DecodeObject returning the members and the member problems apart, for
+// a reader that reports a member's problem with those of the members that did decode (the
+// people import's rows): a member given twice holds its first value, and a member whose
+// text has a problem is present, its problem in problems under its path. err is a body that
+// is not one JSON object.
+func DecodeObjectApart(data []byte) (members map[string]json.RawMessage, problems *ValidationError, err error) {
+	return decodeObject(data)
+}
+
 // decodeObject is DecodeObject returning the members (a member given twice holds its first
 // value) and the member problems apart: err is a body that is not one JSON object.
 func decodeObject(data []byte) (map[string]json.RawMessage, *ValidationError, error) {

@@ -6,6 +6,11 @@
 //   - Rows are numbered from 0, in body order; every problem reads "<message> (<row>)" under
 //     the member it concerns ("Row" for a row that is not an object). Strings are trimmed;
 //     an empty string is the same as null or an absent member.
+//   - One 400 names every problem of the file: a member that does not decode (not a string
+//     or null, a text problem, a name given twice or no member's) and a row that is not an
+//     object are reported with the problems the checks find in the members that did decode
+//     (required, identifiers, Emails, managers); a member that did not decode is not also
+//     reported missing.
 //   - A row's Email is matched exactly (the users' Email is unique as stored) against the
 //     partition's users: a match gets the new person, otherwise a user is created with the
 //     row's Email, FirstName, LastName and FullName. An Email already having a person in the

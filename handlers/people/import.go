@@ -55,14 +55,15 @@ type importer struct {
 // importRows creates a person in org for every row (and its user when no user has the row's
 // Email), with its manager connection, in one transaction of st. Any problem with any row
 // writes nothing and is returned as one validation error listing every problem with its
-// row. by is the caller's user, recorded as CreatedBy ("" for none).
+// row: decoded (the members that did not decode, from decodeRows) and those the checks find
+// in the members that did. by is the caller's user, recorded as CreatedBy ("" for none).
 //
 // Organization scope holds (decisions §11): a row whose Email is a user of another
 // organization is the problem "Email … is already in use" unless operator is set, since a
 // person for that user in org would make it readable there. Only operators link users
 // across organizations.
-func (m *model) importRows(ctx context.Context, st *engine.Store, rows []Row, org, by string, operator bool) error {
-	im := &importer{m: *m, rows: rows, org: org, operator: operator}
+func (m *model) importRows(ctx context.Context, st *engine.Store, rows []Row, decoded problems, org, by string, operator bool) error {
+	im := &importer{m: *m, rows: rows, org: org, operator: operator, ps: decoded}
 	im.check()
 	if err := im.lookUp(ctx, st); err != nil {
 		return err
@@ -78,13 +79,15 @@ func (m *model) importRows(ctx context.Context, st *engine.Store, rows []Row, or
 	return im.write(ctx, st, userIDs, managers, existing, by)
 }
 
-// check finds the problems each row has on its own or with other rows of the file.
+// check finds the problems each row has on its own or with other rows of the file. A member
+// that did not decode has its problem already and is not checked (it is not missing).
 func (im *importer) check() {
 	u, p, f := im.m.user, im.m.person, im.m.field
 	im.ids = make([]string, len(im.rows))
 	im.byID, im.byEmail = map[string]int{}, map[string]int{}
 	for i, r := range im.rows {
 		switch id, err := engine.ParseUUID(r.Identifier); {
+		case r.bad("Identifier"):
 		case r.Identifier == "":
 			im.ps.add("Identifier", i, "Identifier is required")
 		case err != nil:
@@ -98,6 +101,7 @@ func (im *importer) check() {
 			im.ids[i] = id
 		}
 		switch {
+		case r.bad("Email"):
 		case r.Email == "":
 			im.ps.add("Email", i, "Email is required")
 		case !wellFormed(r.Email):
@@ -116,7 +120,9 @@ func (im *importer) check() {
 			r             *engine.Resource
 			field         string
 		}{{"FirstName", r.FirstName, u, "FirstName"}, {"LastName", r.LastName, u, "LastName"}} {
-			if c.value == "" {
+			if r.bad(c.member) {
+				continue
+			} else if c.value == "" {
 				im.ps.add(c.member, i, "%s is required", c.member)
 			} else if tooLong(c.r, c.field, c.value) {
 				im.ps.add(c.member, i, "%s is longer than %d characters", c.member, maxLen(c.r, c.field))

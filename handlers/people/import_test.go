@@ -362,6 +362,39 @@ func TestImportRowText(t *testing.T) {
 	})
 }
 
+// TestImportProblemsTogether: a file whose rows have members that do not decode (a wrong type,
+// a text problem, a name given twice, a row that is not an object) still gets the checks of
+// the members that did (required, managers, identifiers): one 400 names every problem with its
+// row, and a member that did not decode is not also reported missing.
+func TestImportProblemsTogether(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *engine.Store) {
+		before := count(t, st)
+		body := `[` +
+			`{"Identifier":"` + pid(1) + `","FirstName":5,"LastName":"L"},` +
+			`{"Identifier":"` + pid(2) + `","FirstName":"F","LastName":"L","BusinessTitle":"a\u0000","Manager":"x@example.com"},` +
+			`{"Identifier":"12","Identifier":"` + pid(3) + `","Email":"p3@example.com","FirstName":"F"},` +
+			`7,` +
+			`{"Identifier":"` + pid(1) + `","Email":"p4@example.com","FirstName":"F","LastName":"L","EmployeeType":"Intern"}]`
+		errs := problemOf(t, post(t, st, callerA, []byte(body), "application/json"), http.StatusBadRequest)
+		want := map[string][]string{
+			"BusinessTitle": {"BusinessTitle contains U+0000 (NUL), which cannot be stored (1)"},
+			"Email":         {"Email is required (0)", "Email is required (1)"},
+			"EmployeeType":  {`EmployeeType "Intern" must be empty, Employee or Contractor (4)`},
+			"FirstName":     {"FirstName must be a string or null (0)"},
+			"Identifier":    {"Identifier is given more than once; give it once (2)", "Identifier " + pid(1) + " is also the Identifier of row 0 (4)"},
+			"LastName":      {"LastName is required (2)"},
+			"Manager":       {"Manager x@example.com is not the Email of a user of your organization or of a row of this file (1)"},
+			"Row":           {"the row must be a PersonImportRow object (3)"},
+		}
+		if fmt.Sprint(errs) != fmt.Sprint(want) {
+			t.Errorf("errors:\n got %v\nwant %v", errs, want)
+		}
+		if got := count(t, st); got != before {
+			t.Errorf("after a refused import %+v, want %+v", got, before)
+		}
+	})
+}
+
 func TestImportPromotesAnExistingConnection(t *testing.T) {
 	eachStore(t, func(t *testing.T, st *engine.Store) {
 		// other (a user of orgB) already follows boss without IsManager; importing other into

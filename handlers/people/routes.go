@@ -82,9 +82,9 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	deadline.Extend(w, r)
 	start := time.Now()
-	rows, err := DecodeRows(body)
+	rows, decoded, err := decodeRows(body)
 	if err == nil {
-		err = m.importRows(ctx, st, rows, org, p.UserIdentifier, p.Operator)
+		err = m.importRows(ctx, st, rows, decoded, org, p.UserIdentifier, p.Operator)
 	}
 	outcome := observe.ImportDone
 	if errors.Is(err, engine.ErrInvalid) {

@@ -3,7 +3,6 @@ package people
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +13,19 @@ import (
 // Row is one PersonImportRow, its strings trimmed ("" for null or absent).
 type Row struct {
 	Identifier, Email, FirstName, LastName, BusinessTitle, EmployeeType, Location, Manager string
+	// failed holds the members that did not decode (rowMember when the row is not an object):
+	// their problem is reported, and the checks do not also find them missing.
+	failed map[string]bool
+}
+
+// bad reports whether member did not decode, or the whole row did not.
+func (r *Row) bad(member string) bool { return r.failed[member] || r.failed[rowMember] }
+
+func (r *Row) fail(member string) {
+	if r.failed == nil {
+		r.failed = map[string]bool{}
+	}
+	r.failed[member] = true
 }
 
 // member returns the field of r that a JSON member fills, or nil for an unknown member.
@@ -74,31 +86,31 @@ func (p *problems) err() error {
 	return verr
 }
 
-// DecodeRows reads the import body: a JSON array of PersonImportRow objects whose members are
-// strings or null, each row read by engine.DecodeObject (a repeated member, invalid UTF-8 or
-// U+0000 is a problem of its row). Unknown members and other JSON types are problems of their row; all of
-// them are reported together.
-func DecodeRows(body []byte) ([]Row, error) {
+// decodeRows reads the import body: a JSON array of PersonImportRow objects whose members are
+// strings or null, each row read by engine.DecodeObjectApart (a repeated member, invalid UTF-8
+// or U+0000 is a problem of its row). Unknown members and other JSON types are problems of
+// their row too; they are returned with the rows, for the import to report together with
+// the problems of the members that did decode (Row.failed marks those that did not). err is
+// a body that is not an array.
+func decodeRows(body []byte) ([]Row, problems, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil || raws == nil {
-		return nil, engine.Invalid("the body must be a JSON array of PersonImportRow objects: %s", jsonProblem(err))
+		return nil, problems{}, engine.Invalid("the body must be a JSON array of PersonImportRow objects: %s", jsonProblem(err))
 	}
 	rows := make([]Row, len(raws))
-	ps := &problems{}
+	var ps problems
 	for i, raw := range raws {
-		members, err := engine.DecodeObject(raw)
-		var verr *engine.ValidationError
-		switch {
-		case errors.As(err, &verr) && len(verr.Fields) > 0:
-			for _, m := range verr.Members() {
-				for _, msg := range verr.Fields[m] {
-					ps.add(m, i, "%s", msg)
-				}
-			}
-			continue
-		case err != nil:
+		members, textProblems, err := engine.DecodeObjectApart(raw)
+		if err != nil {
 			ps.add(rowMember, i, "the row must be a PersonImportRow object")
+			rows[i].fail(rowMember)
 			continue
+		}
+		for _, m := range textProblems.Members() {
+			for _, msg := range textProblems.Fields[m] {
+				ps.add(m, i, "%s", msg)
+			}
+			rows[i].fail(memberOf(m))
 		}
 		names := make([]string, 0, len(members))
 		for name := range members {
@@ -107,7 +119,10 @@ func DecodeRows(body []byte) ([]Row, error) {
 		sort.Strings(names)
 		for _, name := range names {
 			dst := rows[i].member(name)
-			if dst == nil {
+			switch {
+			case rows[i].failed[name]:
+				continue // its text is the problem reported
+			case dst == nil:
 				ps.add(name, i, "%s is not a member of PersonImportRow", name)
 				continue
 			}
@@ -118,15 +133,21 @@ func DecodeRows(body []byte) ([]Row, error) {
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
 				ps.add(name, i, "%s must be a string or null", name)
+				rows[i].fail(name)
 				continue
 			}
 			*dst = strings.TrimSpace(s)
 		}
 	}
-	if err := ps.err(); err != nil {
-		return nil, err
+	return rows, ps, nil
+}
+
+// memberOf returns the member a problem's path is under: `Manager` for `Manager[0]`.
+func memberOf(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
 	}
-	return rows, nil
+	return path
 }
 
 func jsonProblem(err error) string {
