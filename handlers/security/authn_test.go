@@ -218,6 +218,42 @@ func TestLifetime(t *testing.T) {
 	}
 }
 
+// TestGenerateBodyProblemsTogether: a tokens/generate body's problems come in one 400 naming
+// them all (unknown members, wrong types, text problems, then the checks of the members that
+// decoded), each worded as alone, and a member that did not decode is not checked again.
+func TestGenerateBodyProblemsTogether(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			r := generate(t, e, `{"Bogus":1,"secret":"x","Lifetime":"1h","Debug":"yes","Agent":"x","Subject":5,"Organization":"a\u0000"}`).
+				expect(t, "problems", http.StatusBadRequest)
+			var p struct{ Errors map[string][]string }
+			r.json(t, &p)
+			members := "Debug, Secret, Lifetime, Organization, Agent, Subject"
+			want := map[string][]string{
+				"Agent":        {"Agent must be a UUID"},
+				"Bogus":        {"Bogus is not a member; the members are " + members},
+				"Debug":        {"Debug must be a JSON boolean"},
+				"Lifetime":     {"Lifetime must be a JSON integer"},
+				"Organization": {"Organization contains U+0000 (NUL), which cannot be stored"},
+				"Subject":      {"Subject must be a JSON string"},
+				"secret":       {"secret is not a member; the members are " + members},
+			}
+			if fmt.Sprint(p.Errors) != fmt.Sprint(want) {
+				t.Errorf("Errors\n got %v\nwant %v", p.Errors, want)
+			}
+			// Lifetime out of range and both Agent and Subject: the member checks come together.
+			r = generate(t, e, fmt.Sprintf(`{"Lifetime":1,"Agent":%q,"Subject":%q}`, uuid.NewString(), uuid.NewString())).
+				expect(t, "checks", http.StatusBadRequest)
+			var q struct{ Errors map[string][]string }
+			r.json(t, &q)
+			if len(q.Errors) != 2 || len(q.Errors["Lifetime"]) != 1 || len(q.Errors["Subject"]) != 1 {
+				t.Errorf("Errors %v, want one problem for Lifetime and one for Subject", q.Errors)
+			}
+		})
+	}
+}
+
 // TestGenerateRefusals covers the body, secret and operator checks of tokens/generate.
 func TestGenerateRefusals(t *testing.T) {
 	for _, b := range testenv.Backends(t) {

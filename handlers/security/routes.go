@@ -204,38 +204,50 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // decodeStrict decodes a JSON object body into v, refusing members whose exact names are not
-// in names, values of the wrong type and trailing data, each as a 400 naming the member, and
-// whatever engine.DecodeObject refuses (a repeated member, invalid UTF-8, U+0000). An empty
-// body is an empty object.
+// in names, values of the wrong type and whatever engine.DecodeObject refuses (trailing data,
+// a repeated member, invalid UTF-8, U+0000). Every member problem is reported: the error is
+// one *engine.ValidationError naming each member at fault (a single problem reads as it
+// always did), and the members without one are set in v. An empty body is an empty object.
 func decodeStrict(body []byte, v any, names ...string) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil
 	}
-	raw, err := engine.DecodeObject(body)
+	raw, verr, err := engine.DecodeObjectApart(body)
 	if err != nil {
-		var verr *engine.ValidationError
-		if errors.As(err, &verr) && len(verr.Fields) == 0 {
-			return problem.New(http.StatusBadRequest, "The body must be a JSON object with the members %s: %s", strings.Join(names, ", "), verr.Detail)
+		var notObject *engine.ValidationError
+		if errors.As(err, &notObject) && len(notObject.Fields) == 0 {
+			return problem.New(http.StatusBadRequest, "The body must be a JSON object with the members %s: %s", strings.Join(names, ", "), notObject.Detail)
 		}
 		return err
 	}
-	var unknown []string
+	given := make([]string, 0, len(raw))
 	for name := range raw {
-		if !slices.Contains(names, name) {
-			unknown = append(unknown, name)
+		given = append(given, name)
+	}
+	sort.Strings(given)
+	for _, name := range given {
+		switch {
+		case verr.Fields[name] != nil:
+			continue // its text is the problem reported
+		case !slices.Contains(names, name):
+			verr.Add(name, fmt.Sprintf("%s is not a member; the members are %s", name, strings.Join(names, ", ")))
+			continue
 		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return badMember(unknown[0], "%s is not a member; the members are %s", unknown[0], strings.Join(names, ", "))
-	}
-	if err := json.Unmarshal(body, v); err != nil {
+		one, err := json.Marshal(map[string]json.RawMessage{name: raw[name]})
+		if err == nil {
+			err = json.Unmarshal(one, v)
+		}
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return badMember(typeErr.Field, "%s must be a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		switch {
+		case errors.As(err, &typeErr):
+			verr.Add(name, fmt.Sprintf("%s must be a JSON %s", name, jsonKind(typeErr.Type.Kind().String())))
+		case err != nil:
+			verr.Add(name, fmt.Sprintf("%s is not valid: %v", name, err))
 		}
-		return problem.New(http.StatusBadRequest, "The body is not valid: %v", err)
+	}
+	if !verr.Empty() {
+		return verr
 	}
 	return nil
 }

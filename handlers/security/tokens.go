@@ -49,31 +49,30 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The body's problems come in one 400: those of decoding, then the checks of the members
+	// that decoded.
 	var req generateRequest
+	bad := &engine.ValidationError{}
 	if err := decodeStrict(body, &req, "Debug", "Secret", "Lifetime", "Organization", "Agent", "Subject"); err != nil {
-		return err
+		if !errors.As(err, &bad) || len(bad.Fields) == 0 {
+			return err
+		}
 	}
 	lifetime := auth.DefaultLifetime
 	if req.Lifetime != nil {
 		lifetime = *req.Lifetime
 	}
-	if err := auth.ValidateLifetime(lifetime); err != nil {
-		return badMember("Lifetime", "%s", err.Error())
+	if err := auth.ValidateLifetime(lifetime); err != nil && bad.Fields["Lifetime"] == nil {
+		bad.Add("Lifetime", err.Error())
 	}
-	org, err := optionalUUID("Organization", req.Organization)
-	if err != nil {
-		return err
-	}
-	agent, err := optionalUUID("Agent", req.Agent)
-	if err != nil {
-		return err
-	}
-	subject, err := optionalUUID("Subject", req.Subject)
-	if err != nil {
-		return err
-	}
+	org := optionalUUID(bad, "Organization", req.Organization)
+	agent := optionalUUID(bad, "Agent", req.Agent)
+	subject := optionalUUID(bad, "Subject", req.Subject)
 	if agent != "" && subject != "" {
-		return badMember("Subject", "give Agent or Subject, not both: a token acts for one user")
+		bad.Add("Subject", "give Agent or Subject, not both: a token acts for one user")
+	}
+	if !bad.Empty() {
+		return bad
 	}
 	secret := ""
 	if req.Secret != nil {
@@ -203,18 +202,20 @@ func (rs *records) userEmail(ctx context.Context, st *engine.Store, userID strin
 	return str(users, rec, "Email"), nil
 }
 
-// optionalUUID checks a nullable uuid member, returning it lower-case ("" when null).
-func optionalUUID(member string, v *string) (string, error) {
-	if v == nil {
-		return "", nil
+// optionalUUID checks a nullable uuid member, returning it lower-case ("" when null, or when
+// it has a problem: one already in bad, or the one it adds there).
+func optionalUUID(bad *engine.ValidationError, member string, v *string) string {
+	if v == nil || bad.Fields[member] != nil {
+		return ""
 	}
 	id, err := engine.ParseUUID(*v)
 	if err != nil {
 		// The value is not echoed: a client that pasted its secret into the wrong member
 		// must not see it written back (and perhaps logged) by a proxy.
-		return "", badMember(member, "%s must be a UUID", member)
+		bad.Add(member, member+" must be a UUID")
+		return ""
 	}
-	return id, nil
+	return id
 }
 
 // jwtDescription is the Jwt member of tokens/introspect.
