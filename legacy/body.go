@@ -145,6 +145,21 @@ func (b members) str(name string) (*string, error) {
 	return &s, nil
 }
 
+// strMember is a string member to read and where its value goes.
+type strMember struct {
+	name string
+	dst  **string
+}
+
+// strs reads string members (absent and null are nil), adding each one's problem to p.
+func (b members) strs(p *problems, ms ...strMember) {
+	for _, m := range ms {
+		v, err := b.str(m.name)
+		p.add(err)
+		*m.dst = v
+	}
+}
+
 // filter returns a string member that filters on field f: it must pass f.ParseText (valid
 // UTF-8 without U+0000, at most f's maximum length); absent and null are nil.
 func (b members) filter(name string, f *engine.Field) (*string, error) {

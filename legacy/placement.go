@@ -45,17 +45,10 @@ type eventSpec struct {
 // (those a body does not take are absent, hence nil), adding each one's problem to p.
 func (a *api) readEventSpec(b members, p *problems) eventSpec {
 	var spec eventSpec
-	venue, err := b.str("EventVenue")
-	p.add(err)
+	var venue *string
+	b.strs(p, strMember{"EventVenue", &venue}, strMember{"EventExamType", &spec.ExamType},
+		strMember{"EventExamFormat", &spec.ExamFormat}, strMember{"EventBillingCode", &spec.BillingCode})
 	spec.Venue = deref(venue)
-	for _, m := range []struct {
-		name string
-		dst  **string
-	}{{"EventExamType", &spec.ExamType}, {"EventExamFormat", &spec.ExamFormat}, {"EventBillingCode", &spec.BillingCode}} {
-		v, err := b.str(m.name)
-		p.add(err)
-		*m.dst = v
-	}
 	return spec
 }
 

@@ -42,14 +42,8 @@ func (a *api) readLaxBody(w http.ResponseWriter, r *http.Request, allowed ...str
 	}
 	var types problems
 	l.spec = a.readEventSpec(l.members, &types)
-	for _, m := range []struct {
-		name string
-		dst  **string
-	}{{"Learner", &l.learner}, {"LearnerRegistrantType", &l.registrant}, {"Assessment", &l.code}, {"Reason", &l.reason}} {
-		v, err := l.str(m.name)
-		types.add(err)
-		*m.dst = v
-	}
+	l.strs(&types, strMember{"Learner", &l.learner}, strMember{"LearnerRegistrantType", &l.registrant},
+		strMember{"Assessment", &l.code}, strMember{"Reason", &l.reason})
 	l.steps[stepTypes] = types.err()
 	l.accs, l.steps[stepAccommodations] = l.accommodations("Accommodations")
 	l.spec.Start, l.steps[stepStart] = a.futureStart(l.members)
