@@ -153,7 +153,7 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 	d := r.NewDraft()
 	for _, m := range textProblems.Members() {
 		i := -1
-		if f, ok := r.byName[memberOf(m)]; ok {
+		if f, ok := r.byName[MemberOf(m)]; ok {
 			i = f.Index
 		}
 		for _, msg := range textProblems.Fields[m] {
@@ -190,9 +190,9 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 	return d, nil
 }
 
-// memberOf returns the member a problem's path is under: `Accommodations` for
+// MemberOf returns the member a problem's path is under: `Accommodations` for
 // `Accommodations[0].Type`.
-func memberOf(path string) string {
+func MemberOf(path string) string {
 	if i := strings.IndexAny(path, ".["); i >= 0 {
 		return path[:i]
 	}

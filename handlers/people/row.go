@@ -110,7 +110,7 @@ func decodeRows(body []byte) ([]Row, problems, error) {
 			for _, msg := range textProblems.Fields[m] {
 				ps.add(m, i, "%s", msg)
 			}
-			rows[i].fail(memberOf(m))
+			rows[i].fail(engine.MemberOf(m))
 		}
 		names := make([]string, 0, len(members))
 		for name := range members {
@@ -140,14 +140,6 @@ func decodeRows(body []byte) ([]Row, problems, error) {
 		}
 	}
 	return rows, ps, nil
-}
-
-// memberOf returns the member a problem's path is under: `Manager` for `Manager[0]`.
-func memberOf(path string) string {
-	if i := strings.IndexAny(path, ".["); i >= 0 {
-		return path[:i]
-	}
-	return path
 }
 
 func jsonProblem(err error) string {
