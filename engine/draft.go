@@ -146,7 +146,7 @@ func (r *Resource) DecodeDraft(data []byte) (Draft, error) { return r.decodeDraf
 func (r *Resource) DecodeFileDraft(data []byte) (Draft, error) { return r.decodeDraft(data, true) }
 
 func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
-	members, textProblems, err := decodeObject(data)
+	members, textProblems, err := DecodeObjectApart(data)
 	if err != nil {
 		return Draft{}, err
 	}

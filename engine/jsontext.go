@@ -60,7 +60,7 @@ func CheckText(s string) string {
 // Problems are one *ValidationError, each under the member's path (`Accommodations[0].Type`);
 // a syntax error is a ValidationError with a Detail.
 func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
-	members, problems, err := decodeObject(data)
+	members, problems, err := DecodeObjectApart(data)
 	if err != nil {
 		return nil, err
 	}
@@ -71,17 +71,11 @@ func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
 }
 
 // DecodeObjectApart is DecodeObject returning the members and the member problems apart, for
-// a reader that reports a member's problem with those of the members that did decode (the
-// people import's rows): a member given twice holds its first value, and a member whose
-// text has a problem is present, its problem in problems under its path. err is a body that
-// is not one JSON object.
-func DecodeObjectApart(data []byte) (members map[string]json.RawMessage, problems *ValidationError, err error) {
-	return decodeObject(data)
-}
-
-// decodeObject is DecodeObject returning the members (a member given twice holds its first
-// value) and the member problems apart: err is a body that is not one JSON object.
-func decodeObject(data []byte) (map[string]json.RawMessage, *ValidationError, error) {
+// a reader that reports a member's problem with those of the members that did decode (drafts,
+// the people import's rows, tokens/generate): a member given twice holds its first value, and
+// a member whose text has a problem is present, its problem in problems under its path. err
+// is a body that is not one JSON object.
+func DecodeObjectApart(data []byte) (map[string]json.RawMessage, *ValidationError, error) {
 	sc := jsonScanner{data: data, verr: &ValidationError{}}
 	sc.skipSpace()
 	if sc.pos >= len(data) || data[sc.pos] != '{' {
