@@ -15,6 +15,7 @@ const (
 	failBearer = "bearer"
 	failCookie = "cookie"
 	failSecret = "secret"
+	failOther  = "other" // an Authorization header of a scheme other than Bearer
 	failNone   = observe.CredentialNone
 )
 
@@ -22,7 +23,8 @@ const (
 // storage failure is the request's 500, logged where it is written. The refusal is counted
 // once, when its 401 is written, in credo_auth_failures_total by reason and by the kind of
 // credential recorded here (observe.SetCredential): bearer (v2 or version-1 access tokens),
-// cookie, secret (tokens/generate and version-1 secret authentication) or none. The log line
+// cookie, secret (tokens/generate and version-1 secret authentication), other (an
+// Authorization header whose scheme is not Bearer, such as Basic) or none. The log line
 // names the partition, the kind of credential, the reason, the client address and the route,
 // never the credential: the reasons auth and this package give are written not to contain one.
 // Lines of refused credentials are bounded per second (observe.Refused); a request without
@@ -45,7 +47,11 @@ func (s *Security) failed(r *http.Request, partition, kind string, err error) {
 // credentialOf names the kind of credential a request presented to the Authenticator.
 func credentialOf(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if _, v, _ := strings.Cut(strings.TrimSpace(h), " "); strings.Count(v, ".") != 2 && !strings.HasPrefix(r.URL.Path, "/v2/") {
+		scheme, v, _ := strings.Cut(strings.TrimSpace(h), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return failOther
+		}
+		if strings.Count(v, ".") != 2 && !strings.HasPrefix(r.URL.Path, "/v2/") {
 			return failSecret
 		}
 		return failBearer

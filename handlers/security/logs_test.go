@@ -73,7 +73,8 @@ func TestLogsHoldNoCredential(t *testing.T) {
 			observe.AdminHandler(e.metrics).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 			for _, want := range []string{`credo_tokens_issued_total{kind="token"}`, `credo_tokens_issued_total{kind="cookie"} 2`,
 				`credo_auth_failures_total{credential="secret",reason="unknown"}`, `credo_auth_failures_total{credential="bearer",reason="signature"} 1`,
-				`credo_auth_failures_total{credential="bearer",reason="revoked"} 1`, `credo_auth_failures_total{credential="none",reason="missing"}`} {
+				`credo_auth_failures_total{credential="bearer",reason="revoked"} 1`, `credo_auth_failures_total{credential="none",reason="missing"}`,
+				`credo_auth_failures_total{credential="other",reason="malformed"} 1`} {
 				if !strings.Contains(w.Body.String(), want) {
 					t.Errorf("metrics lack %s", want)
 				}
