@@ -27,8 +27,11 @@ func (rs *records) personWithdrawn(p engine.Record, now time.Time) string {
 }
 
 // userWithdrawn says why a user may no longer act in any organization, "" when it may: it
-// was archived (UtcArchived at or before now) and not unarchived since (UtcUnarchived after
-// UtcArchived, at or before now). A user without a record is left to the callers, as before.
+// no longer exists (its record was deleted, though a person of it may remain), or it was
+// archived (UtcArchived at or before now) and not unarchived since (UtcUnarchived after
+// UtcArchived, at or before now). A deleted user's tokens, cookies and secrets are refused
+// as tokens/generate refuses to issue it one (userEmail): auth.Accounts says a deleted user
+// may no longer act.
 func (rs *records) userWithdrawn(ctx context.Context, st *engine.Store, userID string, now time.Time) (string, error) {
 	r := rs.user
 	fields, err := members(r, "UtcArchived", "UtcUnarchived")
@@ -38,7 +41,7 @@ func (rs *records) userWithdrawn(ctx context.Context, st *engine.Store, userID s
 	rec, err := st.Get(ctx, r, []any{userID}, fields, engine.AllOrganizations())
 	switch {
 	case engine.IsNotFound(err):
-		return "", nil
+		return "no longer exists", nil
 	case err != nil:
 		return "", err
 	}

@@ -13,7 +13,7 @@ import (
 	"credo/internal/testenv"
 )
 
-// TestWithdrawnAccess: a person archived or whose access is revoked, and a user archived, no
+// TestWithdrawnAccess: a person archived or whose access is revoked, and a user archived or deleted, no
 // longer authenticate — their tokens, their cookies, their secret and an operator acting for
 // them are refused, and cookies/validate reports their cookie not valid, within
 // security.AccountTTL — until the person is unarchived, access is granted
@@ -105,6 +105,26 @@ func TestWithdrawnAccess(t *testing.T) {
 			standing("user archived again", false, "was archived on ")
 			set("User", map[string]any{"UtcArchived": now.Add(time.Hour)})
 			standing("user to be archived in an hour", true, "")
+
+			// A user whose record is deleted while its person remains acts no more: its
+			// token, cookie and secret are refused as tokens/generate refuses to issue it one.
+			users := e.reg.MustByName("User")
+			key, _ := users.Member("UserIdentifier")
+			table := e.store.TableName(users)
+			var saved []map[string]any
+			if err := e.store.DB(ctx).Table(table).Where(`"`+key.Column+`" = ?`, res.UserIdentifier).Find(&saved).Error; err != nil || len(saved) != 1 {
+				t.Fatalf("read the user: %v (%d rows)", err, len(saved))
+			}
+			if err := e.store.DB(ctx).Exec(`DELETE FROM `+table+` WHERE "`+key.Column+`" = ?`, res.UserIdentifier).Error; err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(security.AccountTTL + time.Second)
+			standing("user deleted", false, "no longer exists")
+			if err := e.store.DB(ctx).Table(table).Create(saved[0]).Error; err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(security.AccountTTL + time.Second)
+			standing("user restored", true, "")
 		})
 	}
 }
