@@ -109,7 +109,8 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 		}
 		return &Principal{
 			UserIdentifier: c.Subject, Email: c.Email, OrganizationIdentifier: c.Organization,
-			Partition: c.Partition, Roles: c.Roles, TokenID: c.ID, Lineage: lineage(c.Secret), Credential: CredentialBearer,
+			Partition: c.Partition, Roles: c.Roles, TokenID: c.ID, Lineage: lineage(c.Secret), Secret: c.Secret,
+			Credential: CredentialBearer,
 		}, nil
 	}
 	if a.Cookies != nil {
@@ -130,7 +131,8 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 			}
 			return &Principal{
 				UserIdentifier: c.User, Email: c.Email, OrganizationIdentifier: c.Organization,
-				Partition: c.Partition, Roles: c.Roles, TokenID: c.Identifier, Lineage: c.Lineage(), Credential: CredentialCookie,
+				Partition: c.Partition, Roles: c.Roles, TokenID: c.Identifier, Lineage: c.Lineage(), Secret: c.Secret,
+				Credential: CredentialCookie,
 			}, nil
 		}
 	}

@@ -23,6 +23,10 @@ type Principal struct {
 	// secret a token was generated with; for a cookie, that secret, the token it descends
 	// from and the cookie it was made from.
 	Lineage []string
+	// Secret is the identifier of the client secret the credential descends from (a token's
+	// secret_id, a cookie's Secret), "" when unknown: the secret's user is who generated it,
+	// which may be an operator acting for UserIdentifier.
+	Secret string
 	// Credential is how the caller authenticated; "" for principals not made by an
 	// Authenticator.
 	Credential Credential

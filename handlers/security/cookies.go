@@ -237,6 +237,11 @@ func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 			// A cookie that authentication would refuse, its user's access being withdrawn or
 			// its person gone, is not valid either (the same account check, cache included).
 			_, err := h.s.accounts.Account(r.Context(), st.Partition, payload.User, payload.Organization)
+			if err == nil {
+				// Nor is one made from a token an operator generated for the user, once that
+				// operator may no longer act for others (checkActing).
+				err = h.s.checkActing(r.Context(), st.Partition, payload.Secret, payload.User)
+			}
 			switch {
 			case errors.Is(err, auth.ErrUnauthenticated):
 				rep.Valid, rep.Reason = false, err.Error()

@@ -49,8 +49,10 @@ type Security struct {
 	partitions  map[string]*partitionAuth
 	revocations *auth.RevocationCache
 	accounts    *accounts
-	authorizer  *auth.Authorizer
-	limits      *limit.Set
+	// owners caches the owner of each client secret, for checkActing.
+	owners     secretOwners
+	authorizer *auth.Authorizer
+	limits     *limit.Set
 	// rec are the descriptors the package uses, resolved once by New.
 	rec *records
 	// groupPaths maps each record group's path to its record name (security/settings/resources).
@@ -191,7 +193,11 @@ func (a authenticator) Authenticate(r *http.Request, partition string) (*auth.Pr
 		return nil, err
 	}
 	p, err := pa.authn.Authenticate(r, partition)
+	if err == nil {
+		err = a.s.checkActing(r.Context(), partition, p.Secret, p.UserIdentifier)
+	}
 	if err != nil {
+		p = nil
 		a.s.failed(r, partition, credentialOf(r), err)
 	}
 	return p, err

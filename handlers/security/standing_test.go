@@ -128,3 +128,81 @@ func TestWithdrawnAccess(t *testing.T) {
 		})
 	}
 }
+
+// TestActingCredentialsEndWithTheirOperator: a token an operator generated for another user
+// (Subject or Agent), and the cookies made from it, hold only while the operator who
+// generated it may still act as an operator. Archived, its access withdrawn, no longer an
+// operator, or deleted, the operator's impersonations end with its own credentials (within
+// security.AccountTTL), as revoking its secret would end them; restored, they hold again.
+// The token a user generates from its own secret is unaffected.
+func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			user, own := e.user(t, "", false)
+			op, _ := e.user(t, user.OrganizationIdentifier, true)
+			ctx := context.Background()
+			acting := map[string]string{}
+			for _, member := range []string{"Subject", "Agent"} {
+				body, _ := json.Marshal(map[string]any{"Secret": op.Secret, member: user.UserIdentifier})
+				var tok struct{ AccessToken string }
+				e.do(t, "POST", "security/tokens/generate", string(body)).expect(t, member, http.StatusOK).json(t, &tok)
+				acting[member] = tok.AccessToken
+			}
+			var ck struct{ Token string }
+			e.do(t, "POST", "security/cookies/generate", "", bearer(acting["Subject"])...).expect(t, "cookie", http.StatusOK).json(t, &ck)
+			people := e.reg.MustByName("Person")
+			users := e.reg.MustByName("User")
+			// set writes members of the operator's person or user as a load would.
+			set := func(r *engine.Resource, members map[string]any) {
+				t.Helper()
+				cols := map[string]any{}
+				for m, v := range members {
+					f, _ := r.Member(m)
+					cols[f.Column] = v
+				}
+				key, _ := r.Member("UserIdentifier")
+				if err := e.store.DB(ctx).Table(e.store.TableName(r)).Where(`"`+key.Column+`" = ?`, op.UserIdentifier).Updates(cols).Error; err != nil {
+					t.Fatal(err)
+				}
+				e.clock.Advance(security.AccountTTL + time.Second)
+			}
+			standing := func(what string, holds bool, detail string) {
+				t.Helper()
+				e.do(t, "GET", "security/tokens/introspect", "", bearer(own)...).expect(t, what+": the user's own token", http.StatusOK)
+				var rep cookieReport
+				e.do(t, "POST", "security/cookies/validate", ck.Token).expect(t, what+": validate the cookie", http.StatusOK).json(t, &rep)
+				if rep.Valid != holds || !holds && !strings.Contains(rep.Reason, detail) {
+					t.Errorf("%s: cookies/validate says Valid %v (%q), want %v saying %q", what, rep.Valid, rep.Reason, holds, detail)
+				}
+				uses := []response{
+					e.do(t, "GET", "security/tokens/introspect", "", bearer(acting["Subject"])...),
+					e.do(t, "GET", "security/tokens/introspect", "", bearer(acting["Agent"])...),
+					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token),
+				}
+				for i, u := range uses {
+					name := []string{"the Subject token", "the Agent token", "the cookie"}[i]
+					if holds {
+						u.expect(t, what+": "+name, http.StatusOK)
+						continue
+					}
+					u.expect(t, what+": "+name, http.StatusUnauthorized)
+					if d := u.detail(t); !strings.Contains(d, detail) {
+						t.Errorf("%s: %s: Detail %q, want it to say %q", what, name, d, detail)
+					}
+				}
+			}
+			standing("at first", true, "")
+			set(people, map[string]any{"IsArchived": true})
+			standing("operator's person archived", false, "is archived")
+			set(people, map[string]any{"IsArchived": false})
+			standing("operator's person unarchived", true, "")
+			set(people, map[string]any{"IsOperator": false})
+			standing("no longer an operator", false, "is no longer an operator")
+			set(people, map[string]any{"IsOperator": true})
+			standing("an operator again", true, "")
+			set(users, map[string]any{"UtcArchived": engine.DateTime{Time: e.clock.Now().Add(-time.Hour).UTC()}})
+			standing("operator's user archived", false, "was archived on ")
+		})
+	}
+}
