@@ -28,23 +28,9 @@ func TestWithdrawnAccess(t *testing.T) {
 			var ck struct{ Token string }
 			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
 			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
-			// set writes members of the user's records as an administrator or a load would.
 			set := func(name string, members map[string]any) {
 				t.Helper()
-				r := e.reg.MustByName(name)
-				cols := map[string]any{}
-				for m, v := range members {
-					f, _ := r.Member(m)
-					if s, ok := v.(time.Time); ok {
-						v = engine.DateTime{Time: s.UTC()}
-					}
-					cols[f.Column] = v
-				}
-				user, _ := r.Member("UserIdentifier")
-				if err := e.store.DB(ctx).Table(e.store.TableName(r)).Where(`"`+user.Column+`" = ?`, res.UserIdentifier).Updates(cols).Error; err != nil {
-					t.Fatal(err)
-				}
-				e.clock.Advance(security.AccountTTL + time.Second) // past the account cache
+				e.setOfUser(t, name, res.UserIdentifier, members)
 			}
 			// standing checks the token, the secret and an operator acting for the user.
 			standing := func(what string, allowed bool, detail string) {
@@ -131,8 +117,8 @@ func TestWithdrawnAccess(t *testing.T) {
 
 // TestActingCredentialsEndWithTheirOperator: a token an operator generated for another user
 // (Subject or Agent), and the cookies made from it, hold only while the operator who
-// generated it may still act as an operator. Archived, its access withdrawn, no longer an
-// operator, or deleted, the operator's impersonations end with its own credentials (within
+// generated it may still act as an operator: its person archived, no longer an operator, or
+// its user archived, the operator's impersonations end with its own credentials (within
 // security.AccountTTL), as revoking its secret would end them; restored, they hold again.
 // The token a user generates from its own secret is unaffected.
 func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
@@ -141,7 +127,6 @@ func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
 			e := newEnv(t, b)
 			user, own := e.user(t, "", false)
 			op, _ := e.user(t, user.OrganizationIdentifier, true)
-			ctx := context.Background()
 			acting := map[string]string{}
 			for _, member := range []string{"Subject", "Agent"} {
 				body, _ := json.Marshal(map[string]any{"Secret": op.Secret, member: user.UserIdentifier})
@@ -151,21 +136,9 @@ func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
 			}
 			var ck struct{ Token string }
 			e.do(t, "POST", "security/cookies/generate", "", bearer(acting["Subject"])...).expect(t, "cookie", http.StatusOK).json(t, &ck)
-			people := e.reg.MustByName("Person")
-			users := e.reg.MustByName("User")
-			// set writes members of the operator's person or user as a load would.
-			set := func(r *engine.Resource, members map[string]any) {
+			set := func(name string, members map[string]any) {
 				t.Helper()
-				cols := map[string]any{}
-				for m, v := range members {
-					f, _ := r.Member(m)
-					cols[f.Column] = v
-				}
-				key, _ := r.Member("UserIdentifier")
-				if err := e.store.DB(ctx).Table(e.store.TableName(r)).Where(`"`+key.Column+`" = ?`, op.UserIdentifier).Updates(cols).Error; err != nil {
-					t.Fatal(err)
-				}
-				e.clock.Advance(security.AccountTTL + time.Second)
+				e.setOfUser(t, name, op.UserIdentifier, members)
 			}
 			standing := func(what string, holds bool, detail string) {
 				t.Helper()
@@ -193,16 +166,37 @@ func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
 				}
 			}
 			standing("at first", true, "")
-			set(people, map[string]any{"IsArchived": true})
+			set("Person", map[string]any{"IsArchived": true})
 			standing("operator's person archived", false, "is archived")
-			set(people, map[string]any{"IsArchived": false})
+			set("Person", map[string]any{"IsArchived": false})
 			standing("operator's person unarchived", true, "")
-			set(people, map[string]any{"IsOperator": false})
+			set("Person", map[string]any{"IsOperator": false})
 			standing("no longer an operator", false, "is no longer an operator")
-			set(people, map[string]any{"IsOperator": true})
+			set("Person", map[string]any{"IsOperator": true})
 			standing("an operator again", true, "")
-			set(users, map[string]any{"UtcArchived": engine.DateTime{Time: e.clock.Now().Add(-time.Hour).UTC()}})
+			set("User", map[string]any{"UtcArchived": e.clock.Now().Add(-time.Hour)})
 			standing("operator's user archived", false, "was archived on ")
 		})
 	}
+}
+
+// setOfUser writes members of the records of a group (Person, User) that belong to a user, as
+// an administrator or a load would (a time.Time as the datetime it is), then moves the clock
+// past the account cache.
+func (e *env) setOfUser(t *testing.T, name, user string, members map[string]any) {
+	t.Helper()
+	r := e.reg.MustByName(name)
+	cols := map[string]any{}
+	for m, v := range members {
+		f, _ := r.Member(m)
+		if s, ok := v.(time.Time); ok {
+			v = engine.DateTime{Time: s.UTC()}
+		}
+		cols[f.Column] = v
+	}
+	key, _ := r.Member("UserIdentifier")
+	if err := e.store.DB(context.Background()).Table(e.store.TableName(r)).Where(`"`+key.Column+`" = ?`, user).Updates(cols).Error; err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(security.AccountTTL + time.Second)
 }
