@@ -24,7 +24,7 @@ type secretOwners struct {
 	entries map[[2]string]secretOwner
 }
 
-// owner returns the user and organization of a partition's client secret, ok false when the
+// secretOwner returns the user and organization of a partition's client secret, ok false when the
 // partition holds no such secret.
 func (s *Security) secretOwner(ctx context.Context, partition, secret string) (secretOwner, bool, error) {
 	key := [2]string{partition, secret}
