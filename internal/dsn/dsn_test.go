@@ -20,6 +20,10 @@ func TestRedact(t *testing.T) {
 		"host=db user=credo password=secret dbname=credo":      "host=db user=credo password=xxxxx dbname=credo",
 		"host=db user=credo password = 'se cret' dbname=credo": "host=db user=credo password = xxxxx dbname=credo",
 		"mysql://credo:secret@db/credo":                        "mysql://credo:xxxxx@db/credo",
+		// A password holding ? or @ (unescaped) is hidden whole.
+		"postgres://credo:se?cret@127.0.0.1/credo": "postgres://credo:xxxxx@127.0.0.1/credo",
+		"postgres://credo:se@cret@127.0.0.1/credo": "postgres://credo:xxxxx@127.0.0.1/credo",
+		"postgres://credo:@127.0.0.1/credo":        "postgres://credo:xxxxx@127.0.0.1/credo",
 	} {
 		if got := dsn.Redact(raw); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
