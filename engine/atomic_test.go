@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver that the engine's SQLite store uses
 
 	"credo/engine"
 	"credo/internal/testenv"

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+
+	"credo/engine/backend"
 )
 
 // RowError is one problem of one row of a bulk load, with the row's 0-based index.
@@ -494,12 +494,9 @@ func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Recor
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout*time.Duration(1+len(rows)/10000))
 	defer cancel()
 	src := &copySource{r: r, rows: rows, i: -1}
+	pg := backend.LinkedPostgres()
 	return t.conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("engine: load %s: the connection is not pgx's (%T)", r.Name, dc)
-		}
-		n, err := c.Conn().CopyFrom(ctx, pgx.Identifier{s.schema, r.Table}, cols, src)
+		n, err := pg.CopyFrom(ctx, dc, s.schema, r.Table, cols, src)
 		if err != nil {
 			return translate(r, err)
 		}

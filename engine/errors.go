@@ -6,13 +6,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"sort"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
+
+	"credo/engine/backend"
 )
 
 // Error categories. Every error the engine returns wraps one of them or is a bug (500);
@@ -124,20 +123,23 @@ func translate(r *Resource, err error) error {
 		errors.Is(err, ErrUnavailable) {
 		return err
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	var pg backend.Error
+	if d := backend.LinkedPostgres(); d != nil {
+		pg = d.Classify(err)
+	}
+	if pg.Code != "" {
 		switch {
-		case pgErr.Code == "23505":
-			return conflict(r, constraintFields(r, pgErr.ConstraintName, ""))
-		case pgErr.Code == "22P02", pgErr.Code == "22007", pgErr.Code == "22008", pgErr.Code == "22003":
-			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
-		case pgErr.Code == "22021", pgErr.Code == "22P05":
+		case pg.Code == "23505":
+			return conflict(r, constraintFields(r, pg.Constraint, ""))
+		case pg.Code == "22P02", pg.Code == "22007", pg.Code == "22008", pg.Code == "22003":
+			return fmt.Errorf("%w: %v", ErrInvalid, pg.Message)
+		case pg.Code == "22021", pg.Code == "22P05":
 			// Invalid UTF-8 or U+0000 in a value: every edge refuses them naming the member
 			// (CheckText); should a path miss that check, the client still gets a 400.
-			return fmt.Errorf("%w: %v", ErrInvalid, pgErr.Message)
-		case refused(err), strings.HasPrefix(pgErr.Code, "08"),
-			pgErr.Code == "57014", // query_canceled: statement_timeout, or a statement's deadline
-			pgErr.Code == "55P03": // lock_not_available: lock_timeout
+			return fmt.Errorf("%w: %v", ErrInvalid, pg.Message)
+		case backend.Refused(pg.Code), strings.HasPrefix(pg.Code, "08"),
+			pg.Code == "57014", // query_canceled: statement_timeout, or a statement's deadline
+			pg.Code == "55P03": // lock_not_available: lock_timeout
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		return err
@@ -154,25 +156,16 @@ func translate(r *Resource, err error) error {
 		return conflict(r, key)
 	}
 	var ce interface{ Timeout() bool }
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &ce) || errors.As(err, &connErr) || errors.Is(err, context.DeadlineExceeded) ||
+	if errors.As(err, &ce) || pg.ConnectFailed || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, puddle.ErrClosedPool) ||
 		strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") ||
 		strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if lostConnection(err) {
+	if backend.Disconnected(err) || pg.Closed {
 		return fmt.Errorf("%w: the connection to the database was lost: %v", ErrUnavailable, err)
 	}
 	return err
-}
-
-// lostConnection reports whether err is a connection the database closed or lost
-// mid-conversation (a server stopped, a network cut): the socket's error (not a timeout),
-// pgx's io.ErrUnexpectedEOF for a stream that ended, or pgconn.ErrConnClosed afterwards.
-func lostConnection(err error) bool {
-	var netErr *net.OpError
-	return errors.As(err, &netErr) && !netErr.Timeout() || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, pgconn.ErrConnClosed)
 }
 
 // constraintFields finds the fields of a violated unique constraint, from PostgreSQL's

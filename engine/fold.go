@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"modernc.org/sqlite"
+	"credo/engine/backend"
 )
 
 // Case folding of contains filters. A contains filter matches a record whose value has a
@@ -164,36 +164,16 @@ func foldRegexp(v string) string {
 // when h contains n under simple case folding, 0 when not, NULL when h or n is NULL.
 const foldFunction = "credo_contains"
 
-func init() {
-	// Registered with the driver once: every connection it opens has the function.
-	sqlite.MustRegisterFunction(foldFunction, &sqlite.FunctionImpl{
-		NArgs:         2,
-		Deterministic: true,
-		// The arguments are read during the call only (foldContains keeps nothing).
-		VolatileArgs: true,
-		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-			h, ok1 := argText(args[0])
-			n, ok2 := argText(args[1])
-			switch {
-			case args[0] == nil || args[1] == nil:
-				return nil, nil
-			case !ok1 || !ok2:
-				return nil, fmt.Errorf("%s: text arguments expected, got %T and %T", foldFunction, args[0], args[1])
-			case foldContains(h, n):
-				return int64(1), nil
-			}
-			return int64(0), nil
-		},
-	})
-}
+var foldOnce sync.Once
 
-// argText returns a TEXT or BLOB argument as a string.
-func argText(v driver.Value) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case []byte:
-		return string(x), true
+// linkSQLite checks that the program links a SQLite driver and registers foldFunction with
+// it, once: every connection it opens afterwards has the function. dir names the database
+// in the error.
+func linkSQLite(dir string) error {
+	lite := backend.LinkedSQLite()
+	if lite == nil {
+		return fmt.Errorf("engine: database %q is SQLite, and this program links no SQLite driver: it must import _ %q", "sqlite:"+dir, "credo/engine/sqlite")
 	}
-	return "", false
+	foldOnce.Do(func() { lite.RegisterContains(foldFunction, foldContains) })
+	return nil
 }

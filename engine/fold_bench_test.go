@@ -13,6 +13,9 @@ import (
 // a trivial condition, like is LIKE's ASCII folding, func is credo_contains (fold.go).
 func BenchmarkContainsSQLite(b *testing.B) {
 	const rows = 100_000
+	if err := linkSQLite(""); err != nil { // registers credo_contains, as Open does
+		b.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fold.db"))
 	if err != nil {
 		b.Fatal(err)

@@ -90,7 +90,7 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	split := q.After != nil && s.nullsFollow(terms[0], q.After[0])
 	// On the pgx pool the page and its count go to the database together (see sendPage);
 	// elsewhere the count runs after the page.
-	var b *pageBatch
+	var b pageBatch
 	var rows rowSet
 	if split {
 		q.zone = zoneValues
@@ -108,15 +108,15 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 		}
 	}
 	if err != nil {
-		b.end()
+		endPage(b)
 		return Page{}, err
 	}
 	if q.After == nil && q.Page == 1 && len(p.Records) < take {
 		p.Total = int64(len(p.Records))
-		return p, translate(r, b.end())
+		return p, translate(r, endPage(b))
 	}
 	if b != nil {
-		p.Total, err = b.total()
+		p.Total, err = b.Total()
 		return p, translate(r, err)
 	}
 	p.Total, err = s.count(ctx, r, q)

@@ -51,12 +51,12 @@ func TestPageAndCountAreOneBatch(t *testing.T) {
 		"per query": {{Field: title, Op: MatchContains, Value: "blue"}},
 	} {
 		q := Query{Conds: conds, Page: 1, Take: 2, Sort: w.DefaultSort, Fields: w.Output}
-		before := s.pool.Stat().AcquireCount()
+		before := s.pool.Stats().Acquires
 		page, err := s.ListPage(ctx, w, q, AllOrganizations())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if n := s.pool.Stat().AcquireCount() - before; n != 1 {
+		if n := s.pool.Stats().Acquires - before; n != 1 {
 			t.Errorf("%s: the page and its count took %d connections, want 1 (one batch)", name, n)
 		}
 		if len(page.Records) != 2 || page.Total != 5 {

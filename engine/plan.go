@@ -6,9 +6,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"credo/engine/backend"
 )
 
 // Plans: the hot reads (get, exists, count, list) and single inserts build their SQL with
@@ -102,33 +103,20 @@ func (s *Store) planned(k planKey) *plan {
 	return p
 }
 
-// rowSet is what a read iterates: *sql.Rows, or pgx's rows through pgxRowSet.
-type rowSet interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-	Close() error
-}
+// rowSet is what a read iterates: *sql.Rows, or the PostgreSQL pool's rows.
+type rowSet = backend.Rows
 
-// pgxRowSet gives pgx.Rows the Close of database/sql, which also ends the statement's deadline.
-type pgxRowSet struct {
-	pgx.Rows
-	cancel context.CancelFunc
-}
+// pageBatch is a page's statement and its count's, sent to PostgreSQL together (see
+// backend.Page): one round trip, one write and one read on each side, where the two
+// statements took two (a list with its total is the most frequent read after a get).
+type pageBatch = backend.Page
 
-func (r pgxRowSet) Close() error {
-	r.Rows.Close()
-	r.cancel()
-	return r.Rows.Err()
-}
-
-// pageBatch is a page's statement and its count's, sent to PostgreSQL together: one round
-// trip, one write and one read on each side, where the two statements took two (a list with
-// its total is the most frequent read after a get). total reads the count and ends the
-// batch; end ends it without.
-type pageBatch struct {
-	br     pgx.BatchResults
-	cancel context.CancelFunc
+// endPage ends b; a nil batch (none was sent) ends at once.
+func endPage(b pageBatch) error {
+	if b == nil {
+		return nil
+	}
+	return b.End()
 }
 
 // sendPage sends the statements of q's page (Take > 0) and of its count in one batch on the
@@ -136,7 +124,7 @@ type pageBatch struct {
 // plan (see planned) is built with its values by a dry run. It returns no batch where the
 // store has no pgx pool or a statement cannot be built: the caller runs them one after the
 // other.
-func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (*pageBatch, rowSet, error) {
+func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (pageBatch, rowSet, error) {
 	if s.pool == nil || q.Take == 0 {
 		return nil, nil, nil
 	}
@@ -149,17 +137,8 @@ func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (*pageBatch,
 	if !ok {
 		return nil, nil, nil
 	}
-	b := &pgx.Batch{}
-	b.Queue(pageSQL, pageArgs...)
-	b.Queue(countSQL, countArgs...)
 	ctx, cancel := s.statement(s.detach(ctx))
-	pb := &pageBatch{br: s.pool.SendBatch(ctx, b), cancel: cancel}
-	rows, err := pb.br.Query()
-	if err != nil {
-		pb.end() // the batch's error is err
-		return nil, nil, err
-	}
-	return pb, pgxRowSet{Rows: rows, cancel: func() {}}, nil
+	return s.pool.SendPage(ctx, cancel, pageSQL, pageArgs, countSQL, countArgs)
 }
 
 // statementOf returns the SQL text and arguments of k with vals: its plan's, or a dry run's
@@ -174,26 +153,6 @@ func (s *Store) statementOf(k planKey, vals []any) (sql string, args []any, ok b
 		return "", nil, false
 	}
 	return stmt.SQL.String(), stmt.Vars, true
-}
-
-func (b *pageBatch) total() (int64, error) {
-	var n int64
-	err := b.br.QueryRow().Scan(&n)
-	if cerr := b.end(); err == nil {
-		err = cerr
-	}
-	return n, err
-}
-
-// end reads what is left of the batch, releases its connection and its deadline; a nil
-// batch (none was sent) ends at once.
-func (b *pageBatch) end() error {
-	if b == nil {
-		return nil
-	}
-	err := b.br.Close()
-	b.cancel()
-	return err
 }
 
 // querier runs a plan's SQL text. On PostgreSQL, outside transactions, that is the pgx pool
@@ -221,28 +180,24 @@ type pgxQuerier struct{ s *Store }
 
 func (q pgxQuerier) query(ctx context.Context, sql string, args []any) (rowSet, error) {
 	ctx, cancel := q.s.statement(ctx)
-	rows, err := q.s.pool.Query(ctx, sql, args...)
+	rows, err := q.s.pool.Query(ctx, cancel, sql, args)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	return pgxRowSet{Rows: rows, cancel: cancel}, nil
+	return rows, nil
 }
 
 func (q pgxQuerier) count(ctx context.Context, sql string, args []any, n *int64) error {
 	ctx, cancel := q.s.statement(ctx)
 	defer cancel()
-	return q.s.pool.QueryRow(ctx, sql, args...).Scan(n)
+	return q.s.pool.Count(ctx, sql, args, n)
 }
 
 func (q pgxQuerier) exec(ctx context.Context, sql string, args []any) (int64, error) {
 	ctx, cancel := q.s.statement(ctx)
 	defer cancel()
-	tag, err := q.s.pool.Exec(ctx, sql, args...)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), nil
+	return q.s.pool.Exec(ctx, sql, args)
 }
 
 // sqlQuerier runs statements through database/sql.

@@ -15,11 +15,13 @@ import (
 	"gorm.io/gorm/logger"
 	"gorm.io/gorm/migrator"
 	"gorm.io/gorm/schema"
-	_ "modernc.org/sqlite" // database/sql driver "sqlite": the current modernc release
+
+	"credo/engine/backend"
 )
 
 // SQLite. Each partition's file is served by two database/sql pools of the modernc driver
-// (pure Go, no cgo; the same driver and release line as the reference server bench/ref): a
+// (pure Go, no cgo; the same driver and release line as the reference server bench/ref;
+// linked by credo/engine/sqlite): a
 // read pool of Limits.MaxConns connections, opened query_only, and one writer connection
 // that runs every other statement and every transaction. SQLite lets one writer at a time
 // into a file anyway; with one connection the writers queue in the process, in order,
@@ -86,11 +88,11 @@ var (
 
 // openSQLitePool opens the read pool (readers connections) and the writer of the file at path.
 func openSQLitePool(path string, readers int, timeout time.Duration) (*sqlitePool, error) {
-	rdb, err := sql.Open("sqlite", sqliteDSN(path, timeout, true))
+	rdb, err := sql.Open(backend.LinkedSQLite().Driver(), sqliteDSN(path, timeout, true))
 	if err != nil {
 		return nil, err
 	}
-	wdb, err := sql.Open("sqlite", sqliteDSN(path, timeout, false))
+	wdb, err := sql.Open(backend.LinkedSQLite().Driver(), sqliteDSN(path, timeout, false))
 	if err != nil {
 		rdb.Close()
 		return nil, err

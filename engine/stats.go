@@ -44,9 +44,8 @@ func (d *Database) Stats() []PoolStats {
 			return nil
 		}
 		s := d.stores[d.order[0]]
-		st := s.pool.Stat()
-		out := PoolStats{Pool: string(Postgres), Max: int(st.MaxConns()), InUse: int(st.AcquiredConns()),
-			Idle: int(st.IdleConns()), Waits: st.EmptyAcquireCount(), WaitTime: st.EmptyAcquireWaitTime()}
+		st := s.pool.Stats()
+		out := PoolStats{Pool: string(Postgres), Max: st.Max, InUse: st.InUse, Idle: st.Idle, Waits: st.Waits, WaitTime: st.WaitTime}
 		// database/sql (GORM's statements) keeps connections it acquired from the pool idle
 		// for itself: those are idle, not in use.
 		if sqlDB, err := s.db.DB(); err == nil {
@@ -100,7 +99,9 @@ func (s *Store) Ready(ctx context.Context) error {
 	var n int
 	var err error
 	if s.dialect == Postgres {
-		err = s.database.probe.QueryRow(ctx, q+")", args...).Scan(&n)
+		var n64 int64
+		err = s.database.probe.Count(ctx, q+")", args, &n64)
+		n = int(n64)
 	} else {
 		err = s.sqliteProbe.QueryRowContext(ctx, q+")", args...).Scan(&n)
 	}

@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"credo/engine/backend"
 	"credo/internal/dsn"
 )
 
@@ -82,10 +80,9 @@ type Database struct {
 	order   []string
 	closers []func() error
 	limits  Limits
-	// probe answers Ping on PostgreSQL, apart from the request pool.
-	probe *pgxpool.Pool
-	// refusals records the request pool's refused connection attempts (PostgreSQL).
-	refusals *refusals
+	// pool is the request pool on PostgreSQL (its refused connection attempts fail Ping);
+	// probe answers Ping, apart from it.
+	pool, probe backend.Pool
 	// subs are the databases a Database opened by OpenPlaced combines, one per server.
 	subs []*Database
 }
@@ -175,6 +172,9 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 }
 
 func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error {
+	if err := linkSQLite(dir); err != nil {
+		return err
+	}
 	if dir == "" {
 		dir = "."
 	}
@@ -203,38 +203,20 @@ func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error
 }
 
 func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) error {
-	// One pgx pool serves both the hot planned statements (directly) and GORM (through
-	// database/sql over the same pool), so the connection limit holds for both. database/sql
-	// keeps no connection of its own (pgx's default for a pool-backed database/sql): idle
-	// connections it held were taken from the planned statements — with a small pool, all of
-	// them — and its check of a reused one is a ping without a deadline. It has no limit
-	// either: a statement queues only in the pool, where the tracer bounds the wait.
-	pcfg, err := pgxpool.ParseConfig(url)
+	pg := backend.LinkedPostgres()
+	if pg == nil {
+		return fmt.Errorf("engine: database %q is PostgreSQL, and this program links no PostgreSQL driver: it must import _ %q", Redact(url), "credo/engine/postgres")
+	}
+	pool, probe, err := pg.Open(url, d.limits.MaxConns, d.limits.Timeout)
 	if err != nil {
-		return fmt.Errorf("engine: postgres url: %w", err)
+		return fmt.Errorf("engine: %w", err)
 	}
-	d.refusals = &refusals{}
-	pcfg.MaxConns = int32(d.limits.MaxConns)
-	pcfg.MaxConnIdleTime = 5 * time.Minute
-	pcfg.ConnConfig.ConnectTimeout = d.limits.Timeout
-	tr := &tracer{timeout: d.limits.Timeout, refusals: d.refusals}
-	pcfg.ConnConfig.Tracer = tr
-	pcfg.AfterConnect = checkEncoding
-	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
-	if err != nil {
-		return fmt.Errorf("engine: open postgres: %w", err)
-	}
-	tr.pool.Store(pool)
-	d.closers = append(d.closers, func() error { pool.Close(); return nil })
-	if d.probe, err = openPostgresProbe(url, d.limits.Timeout); err != nil {
-		return err
-	}
-	probe := d.probe
-	d.closers = append(d.closers, func() error { probe.Close(); return nil })
-	sqlDB := stdlib.OpenDBFromPool(pool)
+	d.pool, d.probe = pool, probe
+	d.closers = append(d.closers, func() error { pool.Close(); return nil }, func() error { probe.Close(); return nil })
+	sqlDB := pool.SQL()
 	// database/sql closes first: it returns its idle connections to the pool.
 	d.closers = append([]func() error{sqlDB.Close}, d.closers...)
-	db, err := gorm.Open(postgres.New(postgres.Config{Conn: pgConnPool{sqlDB}}), cfg)
+	db, err := gorm.Open(pg.Dialector(pgConnPool{sqlDB}), cfg)
 	if err != nil {
 		return fmt.Errorf("engine: open postgres: %w", err)
 	}
@@ -298,12 +280,12 @@ type Store struct {
 	reg       *Registry
 	plans     *planCache
 	// pool runs planned statements on PostgreSQL; nil on SQLite and in transactions.
-	pool *pgxpool.Pool
+	pool backend.Pool
 	// inTx is set on the store that Transaction hands to its function.
 	inTx bool
 	// timeout bounds each statement (Limits.Timeout).
 	timeout time.Duration
-	// database is the database the store belongs to (PostgreSQL: its probe and refusals).
+	// database is the database the store belongs to (PostgreSQL: its probe and request pool).
 	database *Database
 	// sqliteProbe answers Ping on SQLite, apart from the partition's pool.
 	sqliteProbe *sql.DB

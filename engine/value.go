@@ -10,8 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/google/uuid"
+
+	"credo/engine/backend"
 )
 
 // Record holds one record's values indexed by Field.Index: nil (null), string (uuid, string),
@@ -30,16 +31,21 @@ func (rec Record) Get(r *Resource, name string) any {
 // NewRecord returns an empty record of r.
 func (r *Resource) NewRecord() Record { return make(Record, len(r.Members)) }
 
-// validate is the one shared validator: descriptors name its tags in `validate`.
-var validate = validator.New()
+// validator returns the one shared validator: descriptors name its tags in `validate`. A
+// program that loads a descriptor with a validate tag links it (checkValidateTag).
+func validator() backend.Validator { return backend.LinkedValidator() }
 
 func checkValidateTag(tag string) (err error) {
+	v := validator()
+	if v == nil {
+		return fmt.Errorf("this program links no validator of validate tags: it must import _ %q", "credo/engine/validator")
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	_ = validate.Var("", tag)
+	_ = v.Var("", tag)
 	return nil
 }
 
@@ -241,7 +247,7 @@ func (r *Resource) complete(rec Record, present, failed []bool, verr *Validation
 			continue
 		}
 		if f.Validate != "" {
-			if err := validate.Var(v, f.Validate); err != nil {
+			if err := validator().Var(v, f.Validate); err != nil {
 				verr.Add(f.Name, fmt.Sprintf("%s does not satisfy %q", f.Name, f.Validate))
 			}
 		}

@@ -19,6 +19,10 @@ import (
 
 	"credo/bench/load"
 	"credo/engine"
+	// The engine's drivers and validator: the harness seeds both stores.
+	_ "credo/engine/postgres"
+	_ "credo/engine/sqlite"
+	_ "credo/engine/validator"
 )
 
 // config is the harness's flags.

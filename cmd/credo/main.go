@@ -9,6 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The engine's drivers and validator: every verb opens a database or loads descriptors.
+	_ "credo/engine/postgres"
+	_ "credo/engine/sqlite"
+	_ "credo/engine/validator"
 )
 
 // command is one verb of the command line. run parses its own flags (see newFlags).

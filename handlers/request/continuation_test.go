@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	_ "credo/engine/validator" // the descriptors' validate tags
 	"credo/handlers/request"
 )
 

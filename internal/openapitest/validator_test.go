@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"credo/engine"
+	_ "credo/engine/validator" // the descriptors' validate tags
 	"credo/internal/openapitest"
 	"credo/resources"
 )

@@ -7,6 +7,12 @@ import (
 	"encoding/hex"
 	"os"
 	"testing"
+
+	// The engine's drivers and validator, for every test that opens a database through
+	// testenv (as a program does).
+	_ "credo/engine/postgres"
+	_ "credo/engine/sqlite"
+	_ "credo/engine/validator"
 )
 
 // Backend is one database a test suite runs against.

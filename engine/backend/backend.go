@@ -1,0 +1,177 @@
+// Package backend holds what the engine needs from its database drivers and from the
+// validator of descriptors' validate tags, as small interfaces that credo/engine/postgres,
+// credo/engine/sqlite and credo/engine/validator fill in when a program imports them: those
+// libraries import net/url, which the engine itself does not (internal/layers).
+package backend
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Rows is what a read iterates: *sql.Rows, or a PostgreSQL pool's rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Page is a page's statement and its count's, sent to PostgreSQL together (Pool.SendPage).
+type Page interface {
+	// Total reads the count and ends the batch.
+	Total() (int64, error)
+	// End reads what is left of the batch and releases its connection and deadline.
+	End() error
+}
+
+// Pool is a PostgreSQL connection pool: the request pool, or the probe that answers Ping.
+// Each statement runs within the pool's timeout (see Postgres.Open).
+type Pool interface {
+	// Query runs a read; done ends the statement's deadline when the rows are closed (or at
+	// once when Query fails, which the caller does).
+	Query(ctx context.Context, done context.CancelFunc, sql string, args []any) (Rows, error)
+	// Count runs a statement that answers one integer, into n.
+	Count(ctx context.Context, sql string, args []any, n *int64) error
+	// Exec runs a statement and returns how many rows it affected.
+	Exec(ctx context.Context, sql string, args []any) (int64, error)
+	// SendPage sends a page's statement and its count's in one batch on one connection and
+	// returns the page's rows; done ends the batch's deadline when the batch ends.
+	SendPage(ctx context.Context, done context.CancelFunc, pageSQL string, pageArgs []any, countSQL string, countArgs []any) (Page, Rows, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Refusal returns the pool's last refused connection attempt when it is recent and no
+	// attempt succeeded since (see Refused); nil otherwise.
+	Refusal() error
+	// SQL returns database/sql over the pool (GORM's statements share its connections).
+	SQL() *sql.DB
+	Stats() Stats
+	Close()
+}
+
+// Stats is a snapshot of a Pool.
+type Stats struct {
+	Max, InUse, Idle int
+	// Acquires counts every acquisition since the pool opened, Waits those that found no
+	// idle connection; WaitTime is the time those waited.
+	Acquires, Waits int64
+	WaitTime        time.Duration
+}
+
+// CopySource is the rows of a COPY.
+type CopySource interface {
+	Next() bool
+	Values() ([]any, error)
+	Err() error
+}
+
+// Error is what the engine reads of an error of the PostgreSQL driver.
+type Error struct {
+	// Code, Constraint and Message are those of PostgreSQL's error in the chain; Code is ""
+	// when there is none.
+	Code, Constraint, Message string
+	// ConnectFailed: a connection attempt failed. Closed: the pool or the connection was
+	// closed before the statement.
+	ConnectFailed, Closed bool
+}
+
+// Postgres is the PostgreSQL driver.
+type Postgres interface {
+	// Open opens the request pool of url, at most maxConns connections, each connection
+	// attempt, wait for a connection and statement (its own and GORM's) bounded by timeout,
+	// every connection refused unless the database's encoding is UTF8; and the probe, one
+	// connection of its own, kept open. It connects neither.
+	Open(url string, maxConns int, timeout time.Duration) (requests, probe Pool, err error)
+	// Dialector returns GORM's PostgreSQL dialector over conn.
+	Dialector(conn gorm.ConnPool) gorm.Dialector
+	// CopyFrom copies the rows of src into schema.table with COPY, on conn, the driver
+	// connection of a *sql.Conn of a Pool's SQL (sql.Conn.Raw).
+	CopyFrom(ctx context.Context, conn any, schema, table string, cols []string, src CopySource) (int64, error)
+	// Classify reads err.
+	Classify(err error) Error
+}
+
+// SQLite is the SQLite driver.
+type SQLite interface {
+	// Driver is its database/sql driver name.
+	Driver() string
+	// RegisterContains gives every connection the driver opens afterwards the function name(h,
+	// n): 1 when contains(h, n), 0 when not, NULL when h or n is NULL. Called once per name.
+	RegisterContains(name string, contains func(h, n string) bool)
+}
+
+// Validator checks a value against a descriptor's validate tag: go-playground/validator's
+// Var. A tag it cannot read panics.
+type Validator interface {
+	Var(field any, tag string) error
+}
+
+var linked struct {
+	postgres  Postgres
+	sqlite    SQLite
+	validator Validator
+}
+
+func register[T comparable](slot *T, v T, what string) {
+	var zero T
+	if v == zero {
+		panic(fmt.Sprintf("backend: %s is nil", what))
+	}
+	if *slot != zero {
+		panic(fmt.Sprintf("backend: %s registered twice", what))
+	}
+	*slot = v
+}
+
+// RegisterPostgres links the PostgreSQL driver; the init of credo/engine/postgres calls it.
+// Each Register function panics when called twice.
+func RegisterPostgres(p Postgres) { register(&linked.postgres, p, "the PostgreSQL driver") }
+
+// RegisterSQLite links the SQLite driver; the init of credo/engine/sqlite calls it.
+func RegisterSQLite(s SQLite) { register(&linked.sqlite, s, "the SQLite driver") }
+
+// RegisterValidator links the validator; the init of credo/engine/validator calls it.
+func RegisterValidator(v Validator) { register(&linked.validator, v, "the validator") }
+
+// LinkedPostgres returns the linked PostgreSQL driver, nil when the program has none.
+func LinkedPostgres() Postgres { return linked.postgres }
+
+// LinkedSQLite returns the linked SQLite driver, nil when the program has none.
+func LinkedSQLite() SQLite { return linked.sqlite }
+
+// LinkedValidator returns the linked validator, nil when the program has none.
+func LinkedValidator() Validator { return linked.validator }
+
+// Refused reports whether a SQLSTATE is PostgreSQL refusing a connection or a statement for
+// lack of resources (class 53: too many clients, out of memory, disk full, configuration
+// limits) or because it is stopping or starting (57P01 admin shutdown, 57P02 crash
+// shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle session timeout).
+func Refused(code string) bool {
+	return len(code) == 5 && (code[:2] == "53" || code[:4] == "57P0")
+}
+
+// Disconnected reports whether err is a connection the database closed or lost
+// mid-conversation (a server stopped, a network cut): the socket's error (not a timeout), or
+// io.ErrUnexpectedEOF for a stream that ended. (A driver's own error for a connection closed
+// afterwards is its Error.Closed.)
+func Disconnected(err error) bool {
+	var netErr *net.OpError
+	return errors.As(err, &netErr) && !netErr.Timeout() || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// streamKey marks the context of a stream's statement, which has a progress deadline of the
+// engine's instead of a statement deadline.
+type streamKey struct{}
+
+// Stream marks ctx as a stream's.
+func Stream(ctx context.Context) context.Context { return context.WithValue(ctx, streamKey{}, true) }
+
+// IsStream reports whether ctx is a stream's.
+func IsStream(ctx context.Context) bool { return ctx.Value(streamKey{}) != nil }

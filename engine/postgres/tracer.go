@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"credo/engine/backend"
+)
+
+// tracer is the pgx tracer of the request pool: it bounds statements and connection waits
+// (see Deadlines in credo/engine), records refused connection attempts for Ping, and empties
+// the pool of its idle connections when a statement finds its connection lost (see
+// TraceQueryEnd). It sets the deadline inside pgx, where every statement passes — the
+// planned ones, GORM's through database/sql, BEGIN and COMMIT — and pgx watches it with
+// context.AfterFunc, without a goroutine per statement.
+type tracer struct {
+	timeout  time.Duration
+	refusals *refusals
+	pool     atomic.Pointer[pgxpool.Pool]
+}
+
+var (
+	_ pgx.QueryTracer       = (*tracer)(nil)
+	_ pgx.BatchTracer       = (*tracer)(nil)
+	_ pgx.ConnectTracer     = (*tracer)(nil)
+	_ pgxpool.AcquireTracer = (*tracer)(nil)
+)
+
+// bounded is a context whose deadline the tracer set, with the function that releases it.
+type bounded struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+// bound gives ctx the tracer's deadline, unless it is a stream's or already ends as soon.
+func (t *tracer) bound(ctx context.Context) context.Context {
+	if backend.IsStream(ctx) {
+		return ctx
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= t.timeout {
+		return ctx
+	}
+	c, cancel := context.WithTimeout(ctx, t.timeout)
+	return &bounded{Context: c, cancel: cancel}
+}
+
+func release(ctx context.Context) {
+	if b, ok := ctx.(*bounded); ok {
+		b.cancel()
+	}
+}
+
+func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return t.bound(ctx)
+}
+
+// TraceQueryEnd releases the statement's deadline. A statement whose connection was lost (the
+// database stopped, the network was cut) means the pool's idle connections to that server are
+// most likely lost too: they are closed, so that the requests after the database comes back
+// connect afresh rather than each failing on a dead connection (pgx pings only connections
+// idle for more than a second). Connections in use close when released.
+func (t *tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	release(ctx)
+	if data.Err != nil && (backend.Disconnected(data.Err) || errors.Is(data.Err, pgconn.ErrConnClosed)) {
+		if p := t.pool.Load(); p != nil {
+			p.Reset()
+		}
+	}
+}
+
+// A batch (a page and its count, see pool.SendPage) is bounded and ends like one statement.
+func (t *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return t.bound(ctx)
+}
+
+func (t *tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *tracer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchEndData) {
+	t.TraceQueryEnd(ctx, c, pgx.TraceQueryEndData{Err: data.Err})
+}
+
+func (t *tracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
+	return t.bound(ctx)
+}
+
+func (t *tracer) TraceAcquireEnd(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireEndData) {
+	release(ctx)
+}
+
+func (t *tracer) TraceConnectStart(ctx context.Context, _ pgx.TraceConnectStartData) context.Context {
+	return ctx
+}
+
+func (t *tracer) TraceConnectEnd(_ context.Context, data pgx.TraceConnectEndData) {
+	t.refusals.note(data.Err)
+}
+
+// refusals remembers the request pool's last refused connection attempt, until an attempt
+// succeeds.
+type refusals struct {
+	last atomic.Pointer[refusal]
+}
+
+type refusal struct {
+	at  time.Time
+	err error
+}
+
+// note records the outcome of a connection attempt.
+func (r *refusals) note(err error) {
+	switch {
+	case err == nil:
+		if r.last.Load() != nil {
+			r.last.Store(nil)
+		}
+	case refused(err):
+		r.last.Store(&refusal{at: time.Now(), err: err})
+	}
+}
+
+// recent returns the last refusal when it is younger than window.
+func (r *refusals) recent(window time.Duration) error {
+	if last := r.last.Load(); last != nil && time.Since(last.at) < window {
+		return fmt.Errorf("the database refused a connection %v ago: %w", time.Since(last.at).Round(time.Millisecond), last.err)
+	}
+	return nil
+}
+
+// refused reports whether err is PostgreSQL refusing a connection (backend.Refused).
+func refused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && backend.Refused(pgErr.Code)
+}
+
+// serverEncoding is the only PostgreSQL database encoding credo serves: contains filters
+// compare code points (credo/engine's fold.go), and text beyond ASCII is stored as sent only
+// in UTF8.
+const serverEncoding = "UTF8"
+
+// checkEncoding refuses every connection of the request pool to a database whose encoding is
+// not UTF8 (PostgreSQL reports it when a connection starts, so this costs no statement), so
+// that start-up fails with the reason rather than filters missing and text mangled later.
+func checkEncoding(_ context.Context, c *pgx.Conn) error {
+	if enc := c.PgConn().ParameterStatus("server_encoding"); enc != serverEncoding {
+		return fmt.Errorf("the database's encoding is %s; credo needs %s (CREATE DATABASE … ENCODING '%s')", enc, serverEncoding, serverEncoding)
+	}
+	return nil
+}
