@@ -13,6 +13,7 @@ import (
 	"credo/handlers/apidocs"
 	"credo/handlers/idempotency"
 	"credo/handlers/observe"
+	"credo/handlers/request"
 	"credo/handlers/route"
 )
 
@@ -379,6 +380,15 @@ func problemResponses() obj {
 		out[name] = r
 	}
 	return out
+}
+
+// unsupportedPatch is the 415 of a group's PATCH: the shared one, with the Accept-Patch header
+// (RFC 5789 §2.2) that names the patch formats taken.
+func unsupportedPatch() obj {
+	return obj{"description": "`Content-Type` is not a JSON merge patch (`" + request.MergePatchType + "`) or `application/json`.",
+		"content": obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}},
+		"headers": obj{"Accept-Patch": obj{"required": true, "description": "The patch formats PATCH takes.",
+			"schema": obj{"type": "string", "enum": []string{request.AcceptPatch}}}}}
 }
 
 // requestIDHeader names the request id's header (observe.RequestIDHeader) in the document.

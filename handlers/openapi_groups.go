@@ -78,7 +78,7 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 			"headers": obj{"Location": obj{"required": true, "description": "The path of the new record.",
 				"schema": obj{"type": "string", "format": "uri-reference"}}, etagHeaderName: etagRef()},
 			"content": obj{"application/json": obj{"schema": ref(r.Name)}}}
-		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+		errs = append(errs, http.StatusNotAcceptable, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 		o["parameters"] = params
 		errs = append(errs, markIdempotent(o, resp)...)
 		params = o["parameters"].([]any)
@@ -87,9 +87,11 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 		content := obj{"application/json": obj{"schema": schema}}
 		if op == engine.OpPatch {
 			schema = ref(r.Name + "Patch")
-			content = obj{"application/merge-patch+json": obj{"schema": schema}, "application/json": obj{"schema": schema}}
+			content = obj{request.MergePatchType: obj{"schema": schema}, "application/json": obj{"schema": schema}}
 			o["description"] = "An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), " +
-				"the others keep their values. `application/json` is taken as a merge patch too. " + o["description"].(string)
+				"the others keep their values. `application/json` is taken as a merge patch too; another patch format " +
+				"(e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. " + o["description"].(string)
+			resp["415"] = unsupportedPatch()
 		} else {
 			o["description"] = "Replaces the whole record: members left out become null, or their default or zero value. " + o["description"].(string)
 		}

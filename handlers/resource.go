@@ -167,7 +167,12 @@ func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// create answers the stored record in JSON: an Accept without JSON is a 406 before anything is
+// written, as for get (decisions §3).
 func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
+	if _, err := negotiate(r, false); err != nil {
+		return err
+	}
 	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
@@ -201,8 +206,16 @@ func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
 	return h.write(w, r, (*engine.Store).Update)
 }
 
-// patch applies a JSON merge patch (RFC 7396).
+// patch applies a JSON merge patch (RFC 7396). A body of another patch format, such as a JSON
+// Patch (application/json-patch+json), is a 415 with Accept-Patch naming the formats taken
+// (RFC 5789 §2.2), not a merge patch that fails to decode.
 func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !request.IsMergePatch(ct) {
+		p := problem.New(http.StatusUnsupportedMediaType,
+			"Content-Type %q is not a JSON merge patch; send %s (RFC 7396) or application/json.", ct, request.MergePatchType)
+		p.Header = http.Header{"Accept-Patch": {request.AcceptPatch}}
+		return p
+	}
 	return h.write(w, r, (*engine.Store).Patch)
 }
 

@@ -63,6 +63,21 @@ func Read(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	return nil, problem.New(http.StatusBadRequest, "The request body could not be read: %v.", err)
 }
 
+// MergePatchType is the media type of a JSON merge patch (RFC 7396), and AcceptPatch the
+// Accept-Patch header (RFC 5789 §3.1) of the PATCH operations: a merge patch, which
+// application/json is taken as too.
+const (
+	MergePatchType = "application/merge-patch+json"
+	AcceptPatch    = MergePatchType + ", application/json"
+)
+
+// IsMergePatch reports whether a Content-Type names a body that PATCH takes: a JSON merge patch
+// or plain JSON. Other JSON types (application/json-patch+json) are other patch formats.
+func IsMergePatch(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == MergePatchType || mt == "application/json")
+}
+
 // IsJSON reports whether a Content-Type names JSON.
 func IsJSON(ct string) bool {
 	if ct == "application/json" {

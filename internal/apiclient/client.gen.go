@@ -6883,7 +6883,7 @@ type ClientInterface interface {
 
 	// PatchPersonFieldWithBody Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6892,7 +6892,7 @@ type ClientInterface interface {
 
 	// PatchPersonField Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6901,7 +6901,7 @@ type ClientInterface interface {
 
 	// PatchPersonFieldWithApplicationMergePatchPlusJSONBody Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -7031,7 +7031,7 @@ type ClientInterface interface {
 
 	// PatchPlatformActionWithBody Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7040,7 +7040,7 @@ type ClientInterface interface {
 
 	// PatchPlatformAction Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7049,7 +7049,7 @@ type ClientInterface interface {
 
 	// PatchPlatformActionWithApplicationMergePatchPlusJSONBody Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -7146,7 +7146,7 @@ type ClientInterface interface {
 
 	// PatchPartitionFieldWithBody Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7155,7 +7155,7 @@ type ClientInterface interface {
 
 	// PatchPartitionField Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7164,7 +7164,7 @@ type ClientInterface interface {
 
 	// PatchPartitionFieldWithApplicationMergePatchPlusJSONBody Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -7384,7 +7384,7 @@ type ClientInterface interface {
 
 	// PatchPermissionWithBody Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7393,7 +7393,7 @@ type ClientInterface interface {
 
 	// PatchPermission Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7402,7 +7402,7 @@ type ClientInterface interface {
 
 	// PatchPermissionWithApplicationMergePatchPlusJSONBody Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -7566,7 +7566,7 @@ type ClientInterface interface {
 
 	// PatchUserCommentWithBody Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7575,7 +7575,7 @@ type ClientInterface interface {
 
 	// PatchUserComment Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7584,7 +7584,7 @@ type ClientInterface interface {
 
 	// PatchUserCommentWithApplicationMergePatchPlusJSONBody Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -7706,7 +7706,7 @@ type ClientInterface interface {
 
 	// PatchUserFieldWithBody Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7715,7 +7715,7 @@ type ClientInterface interface {
 
 	// PatchUserField Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7724,7 +7724,7 @@ type ClientInterface interface {
 
 	// PatchUserFieldWithApplicationMergePatchPlusJSONBody Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -8798,7 +8798,7 @@ func (c *Client) ExistsPersonField(ctx context.Context, partition Partition, fie
 
 // PatchPersonFieldWithBody Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8817,7 +8817,7 @@ func (c *Client) PatchPersonFieldWithBody(ctx context.Context, partition Partiti
 
 // PatchPersonField Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8836,7 +8836,7 @@ func (c *Client) PatchPersonField(ctx context.Context, partition Partition, fiel
 
 // PatchPersonFieldWithApplicationMergePatchPlusJSONBody Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -9146,7 +9146,7 @@ func (c *Client) ExistsPlatformAction(ctx context.Context, partition Partition, 
 
 // PatchPlatformActionWithBody Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9165,7 +9165,7 @@ func (c *Client) PatchPlatformActionWithBody(ctx context.Context, partition Part
 
 // PatchPlatformAction Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9184,7 +9184,7 @@ func (c *Client) PatchPlatformAction(ctx context.Context, partition Partition, a
 
 // PatchPlatformActionWithApplicationMergePatchPlusJSONBody Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -9411,7 +9411,7 @@ func (c *Client) ExistsPartitionField(ctx context.Context, partition Partition, 
 
 // PatchPartitionFieldWithBody Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9430,7 +9430,7 @@ func (c *Client) PatchPartitionFieldWithBody(ctx context.Context, partition Part
 
 // PatchPartitionField Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9449,7 +9449,7 @@ func (c *Client) PatchPartitionField(ctx context.Context, partition Partition, s
 
 // PatchPartitionFieldWithApplicationMergePatchPlusJSONBody Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -9969,7 +9969,7 @@ func (c *Client) ExistsPermission(ctx context.Context, partition Partition, perm
 
 // PatchPermissionWithBody Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9988,7 +9988,7 @@ func (c *Client) PatchPermissionWithBody(ctx context.Context, partition Partitio
 
 // PatchPermission Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10007,7 +10007,7 @@ func (c *Client) PatchPermission(ctx context.Context, partition Partition, permi
 
 // PatchPermissionWithApplicationMergePatchPlusJSONBody Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -10391,7 +10391,7 @@ func (c *Client) ExistsUserComment(ctx context.Context, partition Partition, com
 
 // PatchUserCommentWithBody Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10410,7 +10410,7 @@ func (c *Client) PatchUserCommentWithBody(ctx context.Context, partition Partiti
 
 // PatchUserComment Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10429,7 +10429,7 @@ func (c *Client) PatchUserComment(ctx context.Context, partition Partition, comm
 
 // PatchUserCommentWithApplicationMergePatchPlusJSONBody Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -10711,7 +10711,7 @@ func (c *Client) ExistsUserField(ctx context.Context, partition Partition, setti
 
 // PatchUserFieldWithBody Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10730,7 +10730,7 @@ func (c *Client) PatchUserFieldWithBody(ctx context.Context, partition Partition
 
 // PatchUserField Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10749,7 +10749,7 @@ func (c *Client) PatchUserField(ctx context.Context, partition Partition, settin
 
 // PatchUserFieldWithApplicationMergePatchPlusJSONBody Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -33733,7 +33733,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPersonFieldWithBodyWithResponse Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33742,7 +33742,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPersonFieldWithResponse Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33751,7 +33751,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PersonField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33907,7 +33907,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPlatformActionWithBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33916,7 +33916,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPlatformActionWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33925,7 +33925,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34038,7 +34038,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPartitionFieldWithBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34047,7 +34047,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPartitionFieldWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34056,7 +34056,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34318,7 +34318,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPermissionWithBodyWithResponse Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34327,7 +34327,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPermissionWithResponse Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34336,7 +34336,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a Permission with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34526,7 +34526,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserCommentWithBodyWithResponse Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34535,7 +34535,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserCommentWithResponse Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34544,7 +34544,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserComment with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34688,7 +34688,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserFieldWithBodyWithResponse Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34697,7 +34697,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserFieldWithResponse Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -34706,7 +34706,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserField with a JSON merge patch.
 	//
-	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+	// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -41912,7 +41912,8 @@ type PatchPersonFieldResponse413Headers struct {
 
 // PatchPersonFieldResponse415Headers the declared response headers of an HTTP 415 response for PatchPersonField
 type PatchPersonFieldResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchPersonFieldResponse500Headers the declared response headers of an HTTP 500 response for PatchPersonField
@@ -41942,7 +41943,7 @@ type PatchPersonFieldResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -42000,7 +42001,7 @@ func (r PatchPersonFieldResponse) GetApplicationproblemJSON413() *ContentTooLarg
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchPersonFieldResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchPersonFieldResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -43230,6 +43231,11 @@ type CreatePlatformActionResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePlatformActionResponse406Headers the declared response headers of an HTTP 406 response for CreatePlatformAction
+type CreatePlatformActionResponse406Headers struct {
+	XRequestId string
+}
+
 // CreatePlatformActionResponse409Headers the declared response headers of an HTTP 409 response for CreatePlatformAction
 type CreatePlatformActionResponse409Headers struct {
 	RetryAfter int
@@ -43275,6 +43281,8 @@ type CreatePlatformActionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -43297,6 +43305,8 @@ type CreatePlatformActionResponse struct {
 	Headers403 *CreatePlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePlatformActionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *CreatePlatformActionResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreatePlatformActionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -43334,6 +43344,11 @@ func (r CreatePlatformActionResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreatePlatformActionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CreatePlatformActionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -44158,7 +44173,8 @@ type PatchPlatformActionResponse413Headers struct {
 
 // PatchPlatformActionResponse415Headers the declared response headers of an HTTP 415 response for PatchPlatformAction
 type PatchPlatformActionResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchPlatformActionResponse500Headers the declared response headers of an HTTP 500 response for PatchPlatformAction
@@ -44188,7 +44204,7 @@ type PatchPlatformActionResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -44246,7 +44262,7 @@ func (r PatchPlatformActionResponse) GetApplicationproblemJSON413() *ContentTooL
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchPlatformActionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchPlatformActionResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -44939,6 +44955,11 @@ type CreatePartitionFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for CreatePartitionField
+type CreatePartitionFieldResponse406Headers struct {
+	XRequestId string
+}
+
 // CreatePartitionFieldResponse409Headers the declared response headers of an HTTP 409 response for CreatePartitionField
 type CreatePartitionFieldResponse409Headers struct {
 	RetryAfter int
@@ -44984,6 +45005,8 @@ type CreatePartitionFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -45006,6 +45029,8 @@ type CreatePartitionFieldResponse struct {
 	Headers403 *CreatePartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePartitionFieldResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *CreatePartitionFieldResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreatePartitionFieldResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -45043,6 +45068,11 @@ func (r CreatePartitionFieldResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreatePartitionFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CreatePartitionFieldResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -45867,7 +45897,8 @@ type PatchPartitionFieldResponse413Headers struct {
 
 // PatchPartitionFieldResponse415Headers the declared response headers of an HTTP 415 response for PatchPartitionField
 type PatchPartitionFieldResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchPartitionFieldResponse500Headers the declared response headers of an HTTP 500 response for PatchPartitionField
@@ -45897,7 +45928,7 @@ type PatchPartitionFieldResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -45955,7 +45986,7 @@ func (r PatchPartitionFieldResponse) GetApplicationproblemJSON413() *ContentTooL
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchPartitionFieldResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchPartitionFieldResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -48888,6 +48919,11 @@ type CreatePermissionResponse404Headers struct {
 	XRequestId string
 }
 
+// CreatePermissionResponse406Headers the declared response headers of an HTTP 406 response for CreatePermission
+type CreatePermissionResponse406Headers struct {
+	XRequestId string
+}
+
 // CreatePermissionResponse409Headers the declared response headers of an HTTP 409 response for CreatePermission
 type CreatePermissionResponse409Headers struct {
 	RetryAfter int
@@ -48933,6 +48969,8 @@ type CreatePermissionResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -48955,6 +48993,8 @@ type CreatePermissionResponse struct {
 	Headers403 *CreatePermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreatePermissionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *CreatePermissionResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreatePermissionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -48992,6 +49032,11 @@ func (r CreatePermissionResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreatePermissionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CreatePermissionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -49816,7 +49861,8 @@ type PatchPermissionResponse413Headers struct {
 
 // PatchPermissionResponse415Headers the declared response headers of an HTTP 415 response for PatchPermission
 type PatchPermissionResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchPermissionResponse500Headers the declared response headers of an HTTP 500 response for PatchPermission
@@ -49846,7 +49892,7 @@ type PatchPermissionResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -49904,7 +49950,7 @@ func (r PatchPermissionResponse) GetApplicationproblemJSON413() *ContentTooLarge
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchPermissionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchPermissionResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -51654,6 +51700,11 @@ type CreateUserCommentResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateUserCommentResponse406Headers the declared response headers of an HTTP 406 response for CreateUserComment
+type CreateUserCommentResponse406Headers struct {
+	XRequestId string
+}
+
 // CreateUserCommentResponse409Headers the declared response headers of an HTTP 409 response for CreateUserComment
 type CreateUserCommentResponse409Headers struct {
 	RetryAfter int
@@ -51699,6 +51750,8 @@ type CreateUserCommentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -51721,6 +51774,8 @@ type CreateUserCommentResponse struct {
 	Headers403 *CreateUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateUserCommentResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *CreateUserCommentResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateUserCommentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -51758,6 +51813,11 @@ func (r CreateUserCommentResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreateUserCommentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CreateUserCommentResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -52582,7 +52642,8 @@ type PatchUserCommentResponse413Headers struct {
 
 // PatchUserCommentResponse415Headers the declared response headers of an HTTP 415 response for PatchUserComment
 type PatchUserCommentResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchUserCommentResponse500Headers the declared response headers of an HTTP 500 response for PatchUserComment
@@ -52612,7 +52673,7 @@ type PatchUserCommentResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -52670,7 +52731,7 @@ func (r PatchUserCommentResponse) GetApplicationproblemJSON413() *ContentTooLarg
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchUserCommentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchUserCommentResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -53793,6 +53854,11 @@ type CreateUserFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateUserFieldResponse406Headers the declared response headers of an HTTP 406 response for CreateUserField
+type CreateUserFieldResponse406Headers struct {
+	XRequestId string
+}
+
 // CreateUserFieldResponse409Headers the declared response headers of an HTTP 409 response for CreateUserField
 type CreateUserFieldResponse409Headers struct {
 	RetryAfter int
@@ -53838,6 +53904,8 @@ type CreateUserFieldResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -53860,6 +53928,8 @@ type CreateUserFieldResponse struct {
 	Headers403 *CreateUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateUserFieldResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *CreateUserFieldResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateUserFieldResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -53897,6 +53967,11 @@ func (r CreateUserFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreateUserFieldResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CreateUserFieldResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -54721,7 +54796,8 @@ type PatchUserFieldResponse413Headers struct {
 
 // PatchUserFieldResponse415Headers the declared response headers of an HTTP 415 response for PatchUserField
 type PatchUserFieldResponse415Headers struct {
-	XRequestId string
+	AcceptPatch string
+	XRequestId  string
 }
 
 // PatchUserFieldResponse500Headers the declared response headers of an HTTP 500 response for PatchUserField
@@ -54751,7 +54827,7 @@ type PatchUserFieldResponse struct {
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *UnsupportedMediaType
+	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -54809,7 +54885,7 @@ func (r PatchUserFieldResponse) GetApplicationproblemJSON413() *ContentTooLarge 
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PatchUserFieldResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r PatchUserFieldResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
@@ -56459,7 +56535,7 @@ func (c *ClientWithResponses) ExistsPersonFieldWithResponse(ctx context.Context,
 
 // PatchPersonFieldWithBodyWithResponse Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56474,7 +56550,7 @@ func (c *ClientWithResponses) PatchPersonFieldWithBodyWithResponse(ctx context.C
 
 // PatchPersonFieldWithResponse Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56489,7 +56565,7 @@ func (c *ClientWithResponses) PatchPersonFieldWithResponse(ctx context.Context, 
 
 // PatchPersonFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PersonField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `directory/people-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `directory/people-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56753,7 +56829,7 @@ func (c *ClientWithResponses) ExistsPlatformActionWithResponse(ctx context.Conte
 
 // PatchPlatformActionWithBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56768,7 +56844,7 @@ func (c *ClientWithResponses) PatchPlatformActionWithBodyWithResponse(ctx contex
 
 // PatchPlatformActionWithResponse Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56783,7 +56859,7 @@ func (c *ClientWithResponses) PatchPlatformActionWithResponse(ctx context.Contex
 
 // PatchPlatformActionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PlatformAction with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/actions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/actions`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56974,7 +57050,7 @@ func (c *ClientWithResponses) ExistsPartitionFieldWithResponse(ctx context.Conte
 
 // PatchPartitionFieldWithBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56989,7 +57065,7 @@ func (c *ClientWithResponses) PatchPartitionFieldWithBodyWithResponse(ctx contex
 
 // PatchPartitionFieldWithResponse Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57004,7 +57080,7 @@ func (c *ClientWithResponses) PatchPartitionFieldWithResponse(ctx context.Contex
 
 // PatchPartitionFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a PartitionField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `platform/partitions-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `platform/partitions-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57446,7 +57522,7 @@ func (c *ClientWithResponses) ExistsPermissionWithResponse(ctx context.Context, 
 
 // PatchPermissionWithBodyWithResponse Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57461,7 +57537,7 @@ func (c *ClientWithResponses) PatchPermissionWithBodyWithResponse(ctx context.Co
 
 // PatchPermissionWithResponse Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57476,7 +57552,7 @@ func (c *ClientWithResponses) PatchPermissionWithResponse(ctx context.Context, p
 
 // PatchPermissionWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a Permission with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/permissions`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/permissions`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57798,7 +57874,7 @@ func (c *ClientWithResponses) ExistsUserCommentWithResponse(ctx context.Context,
 
 // PatchUserCommentWithBodyWithResponse Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57813,7 +57889,7 @@ func (c *ClientWithResponses) PatchUserCommentWithBodyWithResponse(ctx context.C
 
 // PatchUserCommentWithResponse Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -57828,7 +57904,7 @@ func (c *ClientWithResponses) PatchUserCommentWithResponse(ctx context.Context, 
 
 // PatchUserCommentWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserComment with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-comments`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-comments`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -58068,7 +58144,7 @@ func (c *ClientWithResponses) ExistsUserFieldWithResponse(ctx context.Context, p
 
 // PatchUserFieldWithBodyWithResponse Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -58083,7 +58159,7 @@ func (c *ClientWithResponses) PatchUserFieldWithBodyWithResponse(ctx context.Con
 
 // PatchUserFieldWithResponse Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -58098,7 +58174,7 @@ func (c *ClientWithResponses) PatchUserFieldWithResponse(ctx context.Context, pa
 
 // PatchUserFieldWithApplicationMergePatchPlusJSONBodyWithResponse Change members of a UserField with a JSON merge patch.
 //
-// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too. Needs the permission Write on `security/users-fields`.
+// An RFC 7396 merge patch: the members sent replace the stored ones (null clears a nullable member), the others keep their values. `application/json` is taken as a merge patch too; another patch format (e.g. `application/json-patch+json`) is a 415 whose `Accept-Patch` names these two. Needs the permission Write on `security/users-fields`.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -66583,7 +66659,7 @@ func ParsePatchPersonFieldResponse(rsp *http.Response) (*PatchPersonFieldRespons
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -66692,6 +66768,13 @@ func ParsePatchPersonFieldResponse(rsp *http.Response) (*PatchPersonFieldRespons
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchPersonFieldResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68155,6 +68238,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -68278,6 +68368,16 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers CreatePlatformActionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePlatformActionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -69312,7 +69412,7 @@ func ParsePatchPlatformActionResponse(rsp *http.Response) (*PatchPlatformActionR
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -69421,6 +69521,13 @@ func ParsePatchPlatformActionResponse(rsp *http.Response) (*PatchPlatformActionR
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchPlatformActionResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70152,6 +70259,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -70275,6 +70389,16 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers CreatePartitionFieldResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePartitionFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -71309,7 +71433,7 @@ func ParsePatchPartitionFieldResponse(rsp *http.Response) (*PatchPartitionFieldR
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -71418,6 +71542,13 @@ func ParsePatchPartitionFieldResponse(rsp *http.Response) (*PatchPartitionFieldR
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchPartitionFieldResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74896,6 +75027,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -75019,6 +75157,16 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers CreatePermissionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePermissionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -76053,7 +76201,7 @@ func ParsePatchPermissionResponse(rsp *http.Response) (*PatchPermissionResponse,
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -76162,6 +76310,13 @@ func ParsePatchPermissionResponse(rsp *http.Response) (*PatchPermissionResponse,
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchPermissionResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78126,6 +78281,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -78249,6 +78411,16 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers CreateUserCommentResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateUserCommentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -79283,7 +79455,7 @@ func ParsePatchUserCommentResponse(rsp *http.Response) (*PatchUserCommentRespons
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -79392,6 +79564,13 @@ func ParsePatchUserCommentResponse(rsp *http.Response) (*PatchUserCommentRespons
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchUserCommentResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80781,6 +80960,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -80904,6 +81090,16 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers CreateUserFieldResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateUserFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -81938,7 +82134,7 @@ func ParsePatchUserFieldResponse(rsp *http.Response) (*PatchUserFieldResponse, e
 		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -82047,6 +82243,13 @@ func ParsePatchUserFieldResponse(rsp *http.Response) (*PatchUserFieldResponse, e
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchUserFieldResponse415Headers
+		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Patch", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptPatch = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

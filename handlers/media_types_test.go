@@ -1,0 +1,79 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"credo/internal/testenv"
+)
+
+// TestCreateAnswersOnlyAnAcceptItOffers: a create answers its record in JSON, so an Accept
+// without JSON (text/csv, application/xml) is a 406 problem, as on get and count (decisions §3),
+// and nothing is created; JSON, */* and no Accept are answered.
+func TestCreateAnswersOnlyAnAcceptItOffers(t *testing.T) {
+	reg := registry(t)
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b, reg)
+			org, user := uuid.NewString(), uuid.NewString()
+			comment := fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q}`, user, org, user)
+			for _, accept := range []string{"text/csv", "application/xml", "application/json;q=0"} {
+				ts.do(t, "POST", "security/users-comments", comment, "Accept", accept).expect(t, "create, Accept "+accept, http.StatusNotAcceptable)
+			}
+			if res := ts.do(t, "GET", "security/users-comments/count", "").expect(t, "count", http.StatusOK); string(res.body) != "{\"Count\":0}\n" && string(res.body) != `{"Count":0}` {
+				t.Errorf("count after refused creates: %s, want 0", res.body)
+			}
+			for _, accept := range []string{"application/json", "*/*", "text/csv;q=0.5, application/json"} {
+				ts.do(t, "POST", "security/users-comments", comment, "Accept", accept).expect(t, "create, Accept "+accept, http.StatusCreated)
+			}
+		})
+	}
+}
+
+// TestPatchRefusesOtherPatchFormats: PATCH takes a JSON merge patch (application/merge-patch+json,
+// or application/json). Another patch format — a JSON Patch array sent as
+// application/json-patch+json — is a 415 whose Accept-Patch names the two (RFC 5789 §2.2),
+// not a 400 about a body that is not an object; the record is left as it was.
+func TestPatchRefusesOtherPatchFormats(t *testing.T) {
+	reg := registry(t)
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b, reg)
+			org, user := uuid.NewString(), uuid.NewString()
+			res := ts.do(t, "POST", "security/users-comments",
+				fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"kept"}`, user, org, user)).
+				expect(t, "create", http.StatusCreated)
+			var stored map[string]any
+			if err := json.Unmarshal(res.body, &stored); err != nil {
+				t.Fatal(err)
+			}
+			item := "security/users-comments/" + stored["CommentIdentifier"].(string)
+			for _, ct := range []string{"application/json-patch+json", "application/vnd.api+json", "text/plain"} {
+				res := ts.do(t, "PATCH", item, `[{"op":"replace","path":"/CommentText","value":"changed"}]`, "Content-Type", ct).
+					expect(t, "PATCH as "+ct, http.StatusUnsupportedMediaType)
+				if got := res.header.Get("Accept-Patch"); got != "application/merge-patch+json, application/json" {
+					t.Errorf("PATCH as %s: Accept-Patch %q", ct, got)
+				}
+			}
+			for _, ct := range []string{"application/merge-patch+json", "application/merge-patch+json; charset=utf-8", "application/json", ""} {
+				h := []string{}
+				if ct != "" {
+					h = append(h, "Content-Type", ct)
+				}
+				ts.do(t, "PATCH", item, `{"CommentText":"patched"}`, h...).expect(t, "PATCH as "+ct, http.StatusOK)
+			}
+			got := ts.do(t, "GET", item, "").expect(t, "get", http.StatusOK)
+			var after map[string]any
+			if err := json.Unmarshal(got.body, &after); err != nil {
+				t.Fatal(err)
+			}
+			if after["CommentText"] != "patched" {
+				t.Errorf("CommentText = %v, want patched", after["CommentText"])
+			}
+		})
+	}
+}
