@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"net/http"
+	"strings"
 
 	"credo/auth"
 	"credo/handlers/route"
@@ -49,9 +50,12 @@ func (a *api) routes() []route.Route {
 		return rt
 	}
 	changed := ok("The registration after the change.", registrationView{})
+	// A command's operationId is v1 and the command's name in camel case, as the other
+	// version-1 operations' (v1RegisterLax): generated clients name their methods after it.
 	command := func(name, summary, description string, body *route.Body, answer []route.Response, h func(http.ResponseWriter, *http.Request) error) route.Route {
 		return protected(RegistrationsObject, auth.Execute, route.Route{Method: http.MethodPost, Path: reg + "/commands/" + name, Tag: "registrations",
-			Summary: summary, Description: description, Params: []route.Param{regParam}, Body: body, Responses: answer,
+			OperationID: commandOperationID(name), Summary: summary, Description: description,
+			Params: []route.Param{regParam}, Body: body, Responses: answer,
 			Errors:     []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 			Idempotent: true, Handler: h})
 	}
@@ -179,6 +183,20 @@ func (a *api) routes() []route.Route {
 				http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			Handler: a.callback},
 	}
+}
+
+// commandOperationID is the operationId of a registration command: "v1" and its name in camel
+// case, e.g. v1RegisterLax, v1GrantAccommodation; cancel is v1CancelRegistration, beside
+// v1CancelEvent.
+func commandOperationID(name string) string {
+	if name == "cancel" {
+		return "v1CancelRegistration"
+	}
+	id := "v1"
+	for _, w := range strings.Split(name, "-") {
+		id += strings.ToUpper(w[:1]) + w[1:]
+	}
+	return id
 }
 
 // callbackAnswer is the callback's answer in JSON.

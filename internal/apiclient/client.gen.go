@@ -1585,32 +1585,32 @@ type V1SearchRegistrationsJSONBody struct {
 	Name nullable.Nullable[string] `json:"Name,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsCancel.
-type PostApiRegistrationsRegistrationCommandsCancelJSONBody struct {
+// V1CancelRegistrationJSONBody defines parameters for V1CancelRegistration.
+type V1CancelRegistrationJSONBody struct {
 	// Reason Why.
 	Reason nullable.Nullable[string] `json:"Reason,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelParams defines parameters for PostApiRegistrationsRegistrationCommandsCancel.
-type PostApiRegistrationsRegistrationCommandsCancelParams struct {
+// V1CancelRegistrationParams defines parameters for V1CancelRegistration.
+type V1CancelRegistrationParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsChangeAssessment.
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody struct {
+// V1ChangeAssessmentJSONBody defines parameters for V1ChangeAssessment.
+type V1ChangeAssessmentJSONBody struct {
 	// Assessment The form code of a published, non-bilingual form.
 	Assessment nullable.Nullable[string] `json:"Assessment,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentParams defines parameters for PostApiRegistrationsRegistrationCommandsChangeAssessment.
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentParams struct {
+// V1ChangeAssessmentParams defines parameters for V1ChangeAssessment.
+type V1ChangeAssessmentParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsGrantAccommodation.
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody struct {
+// V1GrantAccommodationJSONBody defines parameters for V1GrantAccommodation.
+type V1GrantAccommodationJSONBody struct {
 	// Name A short clarifying description.
 	Name nullable.Nullable[string] `json:"Name,omitempty"`
 
@@ -1621,14 +1621,14 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody struct {
 	Type nullable.Nullable[string] `json:"Type,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsGrantAccommodation.
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationParams struct {
+// V1GrantAccommodationParams defines parameters for V1GrantAccommodation.
+type V1GrantAccommodationParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsRegisterLax.
-type PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody struct {
+// V1RegisterLaxJSONBody defines parameters for V1RegisterLax.
+type V1RegisterLaxJSONBody struct {
 	Accommodations nullable.Nullable[[]struct {
 		// Name A short clarifying description.
 		Name nullable.Nullable[string] `json:"Name,omitempty"`
@@ -1663,26 +1663,26 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody struct {
 	LearnerRegistrantType nullable.Nullable[string]             `json:"LearnerRegistrantType,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsRegisterLax.
-type PostApiRegistrationsRegistrationCommandsRegisterLaxParams struct {
+// V1RegisterLaxParams defines parameters for V1RegisterLax.
+type V1RegisterLaxParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsRevokeAccommodation.
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody struct {
+// V1RevokeAccommodationJSONBody defines parameters for V1RevokeAccommodation.
+type V1RevokeAccommodationJSONBody struct {
 	// Type Required.
 	Type nullable.Nullable[string] `json:"Type,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams defines parameters for PostApiRegistrationsRegistrationCommandsRevokeAccommodation.
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams struct {
+// V1RevokeAccommodationParams defines parameters for V1RevokeAccommodation.
+type V1RevokeAccommodationParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody defines parameters for PostApiRegistrationsRegistrationCommandsTransferLax.
-type PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody struct {
+// V1TransferLaxJSONBody defines parameters for V1TransferLax.
+type V1TransferLaxJSONBody struct {
 	Accommodations nullable.Nullable[[]struct {
 		// Name A short clarifying description.
 		Name nullable.Nullable[string] `json:"Name,omitempty"`
@@ -1710,8 +1710,8 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody struct {
 	Reason nullable.Nullable[string] `json:"Reason,omitempty"`
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxParams defines parameters for PostApiRegistrationsRegistrationCommandsTransferLax.
-type PostApiRegistrationsRegistrationCommandsTransferLaxParams struct {
+// V1TransferLaxParams defines parameters for V1TransferLax.
+type V1TransferLaxParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6182,23 +6182,23 @@ type V1CountRegistrationsJSONRequestBody V1CountRegistrationsJSONBody
 // V1SearchRegistrationsJSONRequestBody defines body for V1SearchRegistrations for application/json ContentType.
 type V1SearchRegistrationsJSONRequestBody V1SearchRegistrationsJSONBody
 
-// PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsCancel for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody PostApiRegistrationsRegistrationCommandsCancelJSONBody
+// V1CancelRegistrationJSONRequestBody defines body for V1CancelRegistration for application/json ContentType.
+type V1CancelRegistrationJSONRequestBody V1CancelRegistrationJSONBody
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsChangeAssessment for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONBody
+// V1ChangeAssessmentJSONRequestBody defines body for V1ChangeAssessment for application/json ContentType.
+type V1ChangeAssessmentJSONRequestBody V1ChangeAssessmentJSONBody
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsGrantAccommodation for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONBody
+// V1GrantAccommodationJSONRequestBody defines body for V1GrantAccommodation for application/json ContentType.
+type V1GrantAccommodationJSONRequestBody V1GrantAccommodationJSONBody
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsRegisterLax for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody PostApiRegistrationsRegistrationCommandsRegisterLaxJSONBody
+// V1RegisterLaxJSONRequestBody defines body for V1RegisterLax for application/json ContentType.
+type V1RegisterLaxJSONRequestBody V1RegisterLaxJSONBody
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsRevokeAccommodation for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONBody
+// V1RevokeAccommodationJSONRequestBody defines body for V1RevokeAccommodation for application/json ContentType.
+type V1RevokeAccommodationJSONRequestBody V1RevokeAccommodationJSONBody
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody defines body for PostApiRegistrationsRegistrationCommandsTransferLax for application/json ContentType.
-type PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody PostApiRegistrationsRegistrationCommandsTransferLaxJSONBody
+// V1TransferLaxJSONRequestBody defines body for V1TransferLax for application/json ContentType.
+type V1TransferLaxJSONRequestBody V1TransferLaxJSONBody
 
 // ComplianceSummariesJSONRequestBody defines body for ComplianceSummaries for application/json ContentType.
 type ComplianceSummariesJSONRequestBody ComplianceSummariesJSONBody
@@ -6553,61 +6553,61 @@ type ClientInterface interface {
 	// Corresponds with GET /api/registrations/{registration} (the `V1GetRegistration` operationId).
 	V1GetRegistration(ctx context.Context, registration openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsCancelWithBody Cancel a registration.
+	// V1CancelRegistrationWithBody Cancel a registration.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+	V1CancelRegistrationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsCancel Cancel a registration.
+	// V1CancelRegistration Cancel a registration.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+	V1CancelRegistration(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, body V1CancelRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody Assign another assessment form, by form code.
+	// V1ChangeAssessmentWithBody Assign another assessment form, by form code.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+	V1ChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsChangeAssessment Assign another assessment form, by form code.
+	// V1ChangeAssessment Assign another assessment form, by form code.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+	V1ChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, body V1ChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+	// V1GrantAccommodationWithBody Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+	V1GrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsGrantAccommodation Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+	// V1GrantAccommodation Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+	V1GrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, body V1GrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody Register a learner on the event found by venue and start, creating the event when none matches.
+	// V1RegisterLaxWithBody Register a learner on the event found by venue and start, creating the event when none matches.
 	//
 	// The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 	//
@@ -6615,10 +6615,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+	V1RegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsRegisterLax Register a learner on the event found by venue and start, creating the event when none matches.
+	// V1RegisterLax Register a learner on the event found by venue and start, creating the event when none matches.
 	//
 	// The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 	//
@@ -6626,28 +6626,28 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+	V1RegisterLax(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, body V1RegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+	// V1RevokeAccommodationWithBody Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+	V1RevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsRevokeAccommodation Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+	// V1RevokeAccommodation Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+	V1RevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, body V1RevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsTransferLaxWithBody Move a registration to the event found by venue and start, creating the event when none matches.
+	// V1TransferLaxWithBody Move a registration to the event found by venue and start, creating the event when none matches.
 	//
 	// The assessment form stays. The answer is the placement.
 	//
@@ -6655,10 +6655,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+	V1TransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostApiRegistrationsRegistrationCommandsTransferLax Move a registration to the event found by venue and start, creating the event when none matches.
+	// V1TransferLax Move a registration to the event found by venue and start, creating the event when none matches.
 	//
 	// The assessment form stays. The answer is the placement.
 	//
@@ -6666,8 +6666,8 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+	V1TransferLax(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, body V1TransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ComplianceSummariesWithBody Compliance status counts and scores per department, learner and measurement.
 	//
@@ -8068,15 +8068,15 @@ func (c *Client) V1GetRegistration(ctx context.Context, registration openapi_typ
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelWithBody Cancel a registration.
+// V1CancelRegistrationWithBody Cancel a registration.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+func (c *Client) V1CancelRegistrationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1CancelRegistrationRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8087,15 +8087,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx cont
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsCancel Cancel a registration.
+// V1CancelRegistration Cancel a registration.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsCancel(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsCancelRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+func (c *Client) V1CancelRegistration(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, body V1CancelRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1CancelRegistrationRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8106,15 +8106,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsCancel(ctx context.Cont
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody Assign another assessment form, by form code.
+// V1ChangeAssessmentWithBody Assign another assessment form, by form code.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+func (c *Client) V1ChangeAssessmentWithBody(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1ChangeAssessmentRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8125,15 +8125,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBod
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessment Assign another assessment form, by form code.
+// V1ChangeAssessment Assign another assessment form, by form code.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+func (c *Client) V1ChangeAssessment(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, body V1ChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1ChangeAssessmentRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8144,15 +8144,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx co
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+// V1GrantAccommodationWithBody Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+func (c *Client) V1GrantAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1GrantAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8163,15 +8163,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithB
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodation Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+// V1GrantAccommodation Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+func (c *Client) V1GrantAccommodation(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, body V1GrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1GrantAccommodationRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8182,7 +8182,7 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx 
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody Register a learner on the event found by venue and start, creating the event when none matches.
+// V1RegisterLaxWithBody Register a learner on the event found by venue and start, creating the event when none matches.
 //
 // The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 //
@@ -8190,9 +8190,9 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx 
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+func (c *Client) V1RegisterLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1RegisterLaxRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8203,7 +8203,7 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLax Register a learner on the event found by venue and start, creating the event when none matches.
+// V1RegisterLax Register a learner on the event found by venue and start, creating the event when none matches.
 //
 // The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 //
@@ -8211,9 +8211,9 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+func (c *Client) V1RegisterLax(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, body V1RegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1RegisterLaxRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8224,15 +8224,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRegisterLax(ctx context
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+// V1RevokeAccommodationWithBody Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+func (c *Client) V1RevokeAccommodationWithBody(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1RevokeAccommodationRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8243,15 +8243,15 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWith
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodation Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+// V1RevokeAccommodation Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+func (c *Client) V1RevokeAccommodation(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, body V1RevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1RevokeAccommodationRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8262,7 +8262,7 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxWithBody Move a registration to the event found by venue and start, creating the event when none matches.
+// V1TransferLaxWithBody Move a registration to the event found by venue and start, creating the event when none matches.
 //
 // The assessment form stays. The answer is the placement.
 //
@@ -8270,9 +8270,9 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(c.Server, registration, params, contentType, body)
+// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+func (c *Client) V1TransferLaxWithBody(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1TransferLaxRequestWithBody(c.Server, registration, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8283,7 +8283,7 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx
 	return c.Client.Do(req)
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLax Move a registration to the event found by venue and start, creating the event when none matches.
+// V1TransferLax Move a registration to the event found by venue and start, creating the event when none matches.
 //
 // The assessment form stays. The answer is the placement.
 //
@@ -8291,9 +8291,9 @@ func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *Client) PostApiRegistrationsRegistrationCommandsTransferLax(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(c.Server, registration, params, body)
+// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+func (c *Client) V1TransferLax(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, body V1TransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewV1TransferLaxRequest(c.Server, registration, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11329,19 +11329,19 @@ func NewV1GetRegistrationRequest(server string, registration openapi_types.UUID)
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsCancelRequest calls the generic PostApiRegistrationsRegistrationCommandsCancel builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsCancelRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody) (*http.Request, error) {
+// NewV1CancelRegistrationRequest calls the generic V1CancelRegistration builder with application/json body
+func NewV1CancelRegistrationRequest(server string, registration openapi_types.UUID, params *V1CancelRegistrationParams, body V1CancelRegistrationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1CancelRegistrationRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsCancel method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1CancelRegistrationRequestWithBody constructs an http.Request for the V1CancelRegistration method, with any body, and a specified content type
+func NewV1CancelRegistrationRequestWithBody(server string, registration openapi_types.UUID, params *V1CancelRegistrationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11391,19 +11391,19 @@ func NewPostApiRegistrationsRegistrationCommandsCancelRequestWithBody(server str
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest calls the generic PostApiRegistrationsRegistrationCommandsChangeAssessment builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody) (*http.Request, error) {
+// NewV1ChangeAssessmentRequest calls the generic V1ChangeAssessment builder with application/json body
+func NewV1ChangeAssessmentRequest(server string, registration openapi_types.UUID, params *V1ChangeAssessmentParams, body V1ChangeAssessmentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1ChangeAssessmentRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsChangeAssessment method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1ChangeAssessmentRequestWithBody constructs an http.Request for the V1ChangeAssessment method, with any body, and a specified content type
+func NewV1ChangeAssessmentRequestWithBody(server string, registration openapi_types.UUID, params *V1ChangeAssessmentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11453,19 +11453,19 @@ func NewPostApiRegistrationsRegistrationCommandsChangeAssessmentRequestWithBody(
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest calls the generic PostApiRegistrationsRegistrationCommandsGrantAccommodation builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody) (*http.Request, error) {
+// NewV1GrantAccommodationRequest calls the generic V1GrantAccommodation builder with application/json body
+func NewV1GrantAccommodationRequest(server string, registration openapi_types.UUID, params *V1GrantAccommodationParams, body V1GrantAccommodationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1GrantAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsGrantAccommodation method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1GrantAccommodationRequestWithBody constructs an http.Request for the V1GrantAccommodation method, with any body, and a specified content type
+func NewV1GrantAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *V1GrantAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11515,19 +11515,19 @@ func NewPostApiRegistrationsRegistrationCommandsGrantAccommodationRequestWithBod
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest calls the generic PostApiRegistrationsRegistrationCommandsRegisterLax builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody) (*http.Request, error) {
+// NewV1RegisterLaxRequest calls the generic V1RegisterLax builder with application/json body
+func NewV1RegisterLaxRequest(server string, registration openapi_types.UUID, params *V1RegisterLaxParams, body V1RegisterLaxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1RegisterLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsRegisterLax method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1RegisterLaxRequestWithBody constructs an http.Request for the V1RegisterLax method, with any body, and a specified content type
+func NewV1RegisterLaxRequestWithBody(server string, registration openapi_types.UUID, params *V1RegisterLaxParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11577,19 +11577,19 @@ func NewPostApiRegistrationsRegistrationCommandsRegisterLaxRequestWithBody(serve
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest calls the generic PostApiRegistrationsRegistrationCommandsRevokeAccommodation builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody) (*http.Request, error) {
+// NewV1RevokeAccommodationRequest calls the generic V1RevokeAccommodation builder with application/json body
+func NewV1RevokeAccommodationRequest(server string, registration openapi_types.UUID, params *V1RevokeAccommodationParams, body V1RevokeAccommodationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1RevokeAccommodationRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsRevokeAccommodation method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1RevokeAccommodationRequestWithBody constructs an http.Request for the V1RevokeAccommodation method, with any body, and a specified content type
+func NewV1RevokeAccommodationRequestWithBody(server string, registration openapi_types.UUID, params *V1RevokeAccommodationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11639,19 +11639,19 @@ func NewPostApiRegistrationsRegistrationCommandsRevokeAccommodationRequestWithBo
 	return req, nil
 }
 
-// NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest calls the generic PostApiRegistrationsRegistrationCommandsTransferLax builder with application/json body
-func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequest(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody) (*http.Request, error) {
+// NewV1TransferLaxRequest calls the generic V1TransferLax builder with application/json body
+func NewV1TransferLaxRequest(server string, registration openapi_types.UUID, params *V1TransferLaxParams, body V1TransferLaxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
+	return NewV1TransferLaxRequestWithBody(server, registration, params, "application/json", bodyReader)
 }
 
-// NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody constructs an http.Request for the PostApiRegistrationsRegistrationCommandsTransferLax method, with any body, and a specified content type
-func NewPostApiRegistrationsRegistrationCommandsTransferLaxRequestWithBody(server string, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewV1TransferLaxRequestWithBody constructs an http.Request for the V1TransferLax method, with any body, and a specified content type
+func NewV1TransferLaxRequestWithBody(server string, registration openapi_types.UUID, params *V1TransferLaxParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -33355,61 +33355,61 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/registrations/{registration} (the `V1GetRegistration` operationId).
 	V1GetRegistrationWithResponse(ctx context.Context, registration openapi_types.UUID, reqEditors ...RequestEditorFn) (*V1GetRegistrationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse Cancel a registration.
+	// V1CancelRegistrationWithBodyWithResponse Cancel a registration.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+	V1CancelRegistrationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1CancelRegistrationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsCancelWithResponse Cancel a registration.
+	// V1CancelRegistrationWithResponse Cancel a registration.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-	PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+	V1CancelRegistrationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, body V1CancelRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1CancelRegistrationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse Assign another assessment form, by form code.
+	// V1ChangeAssessmentWithBodyWithResponse Assign another assessment form, by form code.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+	V1ChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1ChangeAssessmentResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse Assign another assessment form, by form code.
+	// V1ChangeAssessmentWithResponse Assign another assessment form, by form code.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-	PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+	V1ChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, body V1ChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*V1ChangeAssessmentResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+	// V1GrantAccommodationWithBodyWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+	V1GrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1GrantAccommodationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+	// V1GrantAccommodationWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+	V1GrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, body V1GrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1GrantAccommodationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
+	// V1RegisterLaxWithBodyWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 	//
 	// The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 	//
@@ -33417,10 +33417,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+	V1RegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1RegisterLaxResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
+	// V1RegisterLaxWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 	//
 	// The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 	//
@@ -33428,28 +33428,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-	PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+	V1RegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, body V1RegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*V1RegisterLaxResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+	// V1RevokeAccommodationWithBodyWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+	V1RevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1RevokeAccommodationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+	// V1RevokeAccommodationWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 	//
 	// Needs the permission Execute on `api/registrations`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-	PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+	V1RevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, body V1RevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1RevokeAccommodationResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
+	// V1TransferLaxWithBodyWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 	//
 	// The assessment form stays. The answer is the placement.
 	//
@@ -33457,10 +33457,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+	V1TransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1TransferLaxResponse, error)
 
-	// PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
+	// V1TransferLaxWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 	//
 	// The assessment form stays. The answer is the placement.
 	//
@@ -33468,8 +33468,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-	PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error)
+	// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+	V1TransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, body V1TransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*V1TransferLaxResponse, error)
 
 	// ComplianceSummariesWithBodyWithResponse Compliance status counts and scores per department, learner and measurement.
 	//
@@ -36490,72 +36490,72 @@ func (r V1GetRegistrationResponse) ContentType() string {
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse200Headers struct {
+// V1CancelRegistrationResponse200Headers the declared response headers of an HTTP 200 response for V1CancelRegistration
+type V1CancelRegistrationResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse400Headers struct {
+// V1CancelRegistrationResponse400Headers the declared response headers of an HTTP 400 response for V1CancelRegistration
+type V1CancelRegistrationResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse401Headers struct {
+// V1CancelRegistrationResponse401Headers the declared response headers of an HTTP 401 response for V1CancelRegistration
+type V1CancelRegistrationResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse403Headers struct {
+// V1CancelRegistrationResponse403Headers the declared response headers of an HTTP 403 response for V1CancelRegistration
+type V1CancelRegistrationResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse404Headers struct {
+// V1CancelRegistrationResponse404Headers the declared response headers of an HTTP 404 response for V1CancelRegistration
+type V1CancelRegistrationResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse409Headers struct {
+// V1CancelRegistrationResponse409Headers the declared response headers of an HTTP 409 response for V1CancelRegistration
+type V1CancelRegistrationResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse413Headers struct {
+// V1CancelRegistrationResponse413Headers the declared response headers of an HTTP 413 response for V1CancelRegistration
+type V1CancelRegistrationResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse415Headers struct {
+// V1CancelRegistrationResponse415Headers the declared response headers of an HTTP 415 response for V1CancelRegistration
+type V1CancelRegistrationResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse422Headers struct {
+// V1CancelRegistrationResponse422Headers the declared response headers of an HTTP 422 response for V1CancelRegistration
+type V1CancelRegistrationResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse429Headers struct {
+// V1CancelRegistrationResponse429Headers the declared response headers of an HTTP 429 response for V1CancelRegistration
+type V1CancelRegistrationResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse500Headers struct {
+// V1CancelRegistrationResponse500Headers the declared response headers of an HTTP 500 response for V1CancelRegistration
+type V1CancelRegistrationResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsCancel
-type PostApiRegistrationsRegistrationCommandsCancelResponse503Headers struct {
+// V1CancelRegistrationResponse503Headers the declared response headers of an HTTP 503 response for V1CancelRegistration
+type V1CancelRegistrationResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsCancelResponse struct {
+type V1CancelRegistrationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -36612,33 +36612,33 @@ type PostApiRegistrationsRegistrationCommandsCancelResponse struct {
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsCancelResponse200Headers
+	Headers200 *V1CancelRegistrationResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsCancelResponse400Headers
+	Headers400 *V1CancelRegistrationResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsCancelResponse401Headers
+	Headers401 *V1CancelRegistrationResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsCancelResponse403Headers
+	Headers403 *V1CancelRegistrationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsCancelResponse404Headers
+	Headers404 *V1CancelRegistrationResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsCancelResponse409Headers
+	Headers409 *V1CancelRegistrationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsCancelResponse413Headers
+	Headers413 *V1CancelRegistrationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsCancelResponse415Headers
+	Headers415 *V1CancelRegistrationResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsCancelResponse422Headers
+	Headers422 *V1CancelRegistrationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsCancelResponse429Headers
+	Headers429 *V1CancelRegistrationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsCancelResponse500Headers
+	Headers500 *V1CancelRegistrationResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsCancelResponse503Headers
+	Headers503 *V1CancelRegistrationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetJSON200() *struct {
+func (r V1CancelRegistrationResponse) GetJSON200() *struct {
 	Accommodations []struct {
 		Name          nullable.Nullable[string] `json:"Name"`
 		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
@@ -36672,67 +36672,67 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetJSON200() *st
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) GetBody() []byte {
+func (r V1CancelRegistrationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) Status() string {
+func (r V1CancelRegistrationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -36740,7 +36740,7 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) Status() string 
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) StatusCode() int {
+func (r V1CancelRegistrationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -36748,79 +36748,79 @@ func (r PostApiRegistrationsRegistrationCommandsCancelResponse) StatusCode() int
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsCancelResponse) ContentType() string {
+func (r V1CancelRegistrationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers struct {
+// V1ChangeAssessmentResponse200Headers the declared response headers of an HTTP 200 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse400Headers struct {
+// V1ChangeAssessmentResponse400Headers the declared response headers of an HTTP 400 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse401Headers struct {
+// V1ChangeAssessmentResponse401Headers the declared response headers of an HTTP 401 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse403Headers struct {
+// V1ChangeAssessmentResponse403Headers the declared response headers of an HTTP 403 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers struct {
+// V1ChangeAssessmentResponse404Headers the declared response headers of an HTTP 404 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers struct {
+// V1ChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers struct {
+// V1ChangeAssessmentResponse413Headers the declared response headers of an HTTP 413 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers struct {
+// V1ChangeAssessmentResponse415Headers the declared response headers of an HTTP 415 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers struct {
+// V1ChangeAssessmentResponse422Headers the declared response headers of an HTTP 422 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers struct {
+// V1ChangeAssessmentResponse429Headers the declared response headers of an HTTP 429 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse500Headers struct {
+// V1ChangeAssessmentResponse500Headers the declared response headers of an HTTP 500 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsChangeAssessment
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse503Headers struct {
+// V1ChangeAssessmentResponse503Headers the declared response headers of an HTTP 503 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse struct {
+type V1ChangeAssessmentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -36877,33 +36877,33 @@ type PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse struct {
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers
+	Headers200 *V1ChangeAssessmentResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse400Headers
+	Headers400 *V1ChangeAssessmentResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse401Headers
+	Headers401 *V1ChangeAssessmentResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse403Headers
+	Headers403 *V1ChangeAssessmentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers
+	Headers404 *V1ChangeAssessmentResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers
+	Headers409 *V1ChangeAssessmentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers
+	Headers413 *V1ChangeAssessmentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers
+	Headers415 *V1ChangeAssessmentResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers
+	Headers422 *V1ChangeAssessmentResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers
+	Headers429 *V1ChangeAssessmentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse500Headers
+	Headers500 *V1ChangeAssessmentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse503Headers
+	Headers503 *V1ChangeAssessmentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetJSON200() *struct {
+func (r V1ChangeAssessmentResponse) GetJSON200() *struct {
 	Accommodations []struct {
 		Name          nullable.Nullable[string] `json:"Name"`
 		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
@@ -36937,67 +36937,67 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetJSO
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) GetBody() []byte {
+func (r V1ChangeAssessmentResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) Status() string {
+func (r V1ChangeAssessmentResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -37005,7 +37005,7 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) Status
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) StatusCode() int {
+func (r V1ChangeAssessmentResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -37013,79 +37013,79 @@ func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) Status
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse) ContentType() string {
+func (r V1ChangeAssessmentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers struct {
+// V1GrantAccommodationResponse200Headers the declared response headers of an HTTP 200 response for V1GrantAccommodation
+type V1GrantAccommodationResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse400Headers struct {
+// V1GrantAccommodationResponse400Headers the declared response headers of an HTTP 400 response for V1GrantAccommodation
+type V1GrantAccommodationResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse401Headers struct {
+// V1GrantAccommodationResponse401Headers the declared response headers of an HTTP 401 response for V1GrantAccommodation
+type V1GrantAccommodationResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse403Headers struct {
+// V1GrantAccommodationResponse403Headers the declared response headers of an HTTP 403 response for V1GrantAccommodation
+type V1GrantAccommodationResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Headers struct {
+// V1GrantAccommodationResponse404Headers the declared response headers of an HTTP 404 response for V1GrantAccommodation
+type V1GrantAccommodationResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers struct {
+// V1GrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1GrantAccommodation
+type V1GrantAccommodationResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers struct {
+// V1GrantAccommodationResponse413Headers the declared response headers of an HTTP 413 response for V1GrantAccommodation
+type V1GrantAccommodationResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers struct {
+// V1GrantAccommodationResponse415Headers the declared response headers of an HTTP 415 response for V1GrantAccommodation
+type V1GrantAccommodationResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers struct {
+// V1GrantAccommodationResponse422Headers the declared response headers of an HTTP 422 response for V1GrantAccommodation
+type V1GrantAccommodationResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers struct {
+// V1GrantAccommodationResponse429Headers the declared response headers of an HTTP 429 response for V1GrantAccommodation
+type V1GrantAccommodationResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse500Headers struct {
+// V1GrantAccommodationResponse500Headers the declared response headers of an HTTP 500 response for V1GrantAccommodation
+type V1GrantAccommodationResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsGrantAccommodation
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse503Headers struct {
+// V1GrantAccommodationResponse503Headers the declared response headers of an HTTP 503 response for V1GrantAccommodation
+type V1GrantAccommodationResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse struct {
+type V1GrantAccommodationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -37142,33 +37142,33 @@ type PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse struct {
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers
+	Headers200 *V1GrantAccommodationResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse400Headers
+	Headers400 *V1GrantAccommodationResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse401Headers
+	Headers401 *V1GrantAccommodationResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse403Headers
+	Headers403 *V1GrantAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Headers
+	Headers404 *V1GrantAccommodationResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers
+	Headers409 *V1GrantAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers
+	Headers413 *V1GrantAccommodationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers
+	Headers415 *V1GrantAccommodationResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers
+	Headers422 *V1GrantAccommodationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers
+	Headers429 *V1GrantAccommodationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse500Headers
+	Headers500 *V1GrantAccommodationResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse503Headers
+	Headers503 *V1GrantAccommodationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetJSON200() *struct {
+func (r V1GrantAccommodationResponse) GetJSON200() *struct {
 	Accommodations []struct {
 		Name          nullable.Nullable[string] `json:"Name"`
 		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
@@ -37202,67 +37202,67 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetJ
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) GetBody() []byte {
+func (r V1GrantAccommodationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) Status() string {
+func (r V1GrantAccommodationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -37270,7 +37270,7 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) Stat
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) StatusCode() int {
+func (r V1GrantAccommodationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -37278,79 +37278,79 @@ func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) Stat
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse) ContentType() string {
+func (r V1GrantAccommodationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers struct {
+// V1RegisterLaxResponse200Headers the declared response headers of an HTTP 200 response for V1RegisterLax
+type V1RegisterLaxResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse400Headers struct {
+// V1RegisterLaxResponse400Headers the declared response headers of an HTTP 400 response for V1RegisterLax
+type V1RegisterLaxResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse401Headers struct {
+// V1RegisterLaxResponse401Headers the declared response headers of an HTTP 401 response for V1RegisterLax
+type V1RegisterLaxResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse403Headers struct {
+// V1RegisterLaxResponse403Headers the declared response headers of an HTTP 403 response for V1RegisterLax
+type V1RegisterLaxResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers struct {
+// V1RegisterLaxResponse404Headers the declared response headers of an HTTP 404 response for V1RegisterLax
+type V1RegisterLaxResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers struct {
+// V1RegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for V1RegisterLax
+type V1RegisterLaxResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers struct {
+// V1RegisterLaxResponse413Headers the declared response headers of an HTTP 413 response for V1RegisterLax
+type V1RegisterLaxResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers struct {
+// V1RegisterLaxResponse415Headers the declared response headers of an HTTP 415 response for V1RegisterLax
+type V1RegisterLaxResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers struct {
+// V1RegisterLaxResponse422Headers the declared response headers of an HTTP 422 response for V1RegisterLax
+type V1RegisterLaxResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers struct {
+// V1RegisterLaxResponse429Headers the declared response headers of an HTTP 429 response for V1RegisterLax
+type V1RegisterLaxResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse500Headers struct {
+// V1RegisterLaxResponse500Headers the declared response headers of an HTTP 500 response for V1RegisterLax
+type V1RegisterLaxResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsRegisterLax
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse503Headers struct {
+// V1RegisterLaxResponse503Headers the declared response headers of an HTTP 503 response for V1RegisterLax
+type V1RegisterLaxResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse struct {
+type V1RegisterLaxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -37382,33 +37382,33 @@ type PostApiRegistrationsRegistrationCommandsRegisterLaxResponse struct {
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers
+	Headers200 *V1RegisterLaxResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse400Headers
+	Headers400 *V1RegisterLaxResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse401Headers
+	Headers401 *V1RegisterLaxResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse403Headers
+	Headers403 *V1RegisterLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers
+	Headers404 *V1RegisterLaxResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers
+	Headers409 *V1RegisterLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers
+	Headers413 *V1RegisterLaxResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers
+	Headers415 *V1RegisterLaxResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers
+	Headers422 *V1RegisterLaxResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers
+	Headers429 *V1RegisterLaxResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse500Headers
+	Headers500 *V1RegisterLaxResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsRegisterLaxResponse503Headers
+	Headers503 *V1RegisterLaxResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetJSON200() *struct {
+func (r V1RegisterLaxResponse) GetJSON200() *struct {
 	Event        string `json:"Event"`
 	EventCreated bool   `json:"EventCreated"`
 	Registration string `json:"Registration"`
@@ -37417,67 +37417,67 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetJSON200(
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) GetBody() []byte {
+func (r V1RegisterLaxResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) Status() string {
+func (r V1RegisterLaxResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -37485,7 +37485,7 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) Status() st
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) StatusCode() int {
+func (r V1RegisterLaxResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -37493,79 +37493,79 @@ func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) StatusCode(
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsRegisterLaxResponse) ContentType() string {
+func (r V1RegisterLaxResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers struct {
+// V1RevokeAccommodationResponse200Headers the declared response headers of an HTTP 200 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse400Headers struct {
+// V1RevokeAccommodationResponse400Headers the declared response headers of an HTTP 400 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse401Headers struct {
+// V1RevokeAccommodationResponse401Headers the declared response headers of an HTTP 401 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse403Headers struct {
+// V1RevokeAccommodationResponse403Headers the declared response headers of an HTTP 403 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Headers struct {
+// V1RevokeAccommodationResponse404Headers the declared response headers of an HTTP 404 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers struct {
+// V1RevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers struct {
+// V1RevokeAccommodationResponse413Headers the declared response headers of an HTTP 413 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers struct {
+// V1RevokeAccommodationResponse415Headers the declared response headers of an HTTP 415 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers struct {
+// V1RevokeAccommodationResponse422Headers the declared response headers of an HTTP 422 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers struct {
+// V1RevokeAccommodationResponse429Headers the declared response headers of an HTTP 429 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse500Headers struct {
+// V1RevokeAccommodationResponse500Headers the declared response headers of an HTTP 500 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsRevokeAccommodation
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse503Headers struct {
+// V1RevokeAccommodationResponse503Headers the declared response headers of an HTTP 503 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse struct {
+type V1RevokeAccommodationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -37622,33 +37622,33 @@ type PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse struct 
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers
+	Headers200 *V1RevokeAccommodationResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse400Headers
+	Headers400 *V1RevokeAccommodationResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse401Headers
+	Headers401 *V1RevokeAccommodationResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse403Headers
+	Headers403 *V1RevokeAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Headers
+	Headers404 *V1RevokeAccommodationResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers
+	Headers409 *V1RevokeAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers
+	Headers413 *V1RevokeAccommodationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers
+	Headers415 *V1RevokeAccommodationResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers
+	Headers422 *V1RevokeAccommodationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers
+	Headers429 *V1RevokeAccommodationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse500Headers
+	Headers500 *V1RevokeAccommodationResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse503Headers
+	Headers503 *V1RevokeAccommodationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetJSON200() *struct {
+func (r V1RevokeAccommodationResponse) GetJSON200() *struct {
 	Accommodations []struct {
 		Name          nullable.Nullable[string] `json:"Name"`
 		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
@@ -37682,67 +37682,67 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Get
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) GetBody() []byte {
+func (r V1RevokeAccommodationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Status() string {
+func (r V1RevokeAccommodationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -37750,7 +37750,7 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Sta
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) StatusCode() int {
+func (r V1RevokeAccommodationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -37758,79 +37758,79 @@ func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) Sta
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse) ContentType() string {
+func (r V1RevokeAccommodationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers the declared response headers of an HTTP 200 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers struct {
+// V1TransferLaxResponse200Headers the declared response headers of an HTTP 200 response for V1TransferLax
+type V1TransferLaxResponse200Headers struct {
 	IdempotentReplayed *string
 	XRequestId         string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse400Headers the declared response headers of an HTTP 400 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse400Headers struct {
+// V1TransferLaxResponse400Headers the declared response headers of an HTTP 400 response for V1TransferLax
+type V1TransferLaxResponse400Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse401Headers the declared response headers of an HTTP 401 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse401Headers struct {
+// V1TransferLaxResponse401Headers the declared response headers of an HTTP 401 response for V1TransferLax
+type V1TransferLaxResponse401Headers struct {
 	WWWAuthenticate string
 	XRequestId      string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse403Headers the declared response headers of an HTTP 403 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse403Headers struct {
+// V1TransferLaxResponse403Headers the declared response headers of an HTTP 403 response for V1TransferLax
+type V1TransferLaxResponse403Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers the declared response headers of an HTTP 404 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers struct {
+// V1TransferLaxResponse404Headers the declared response headers of an HTTP 404 response for V1TransferLax
+type V1TransferLaxResponse404Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers the declared response headers of an HTTP 409 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers struct {
+// V1TransferLaxResponse409Headers the declared response headers of an HTTP 409 response for V1TransferLax
+type V1TransferLaxResponse409Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers the declared response headers of an HTTP 413 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers struct {
+// V1TransferLaxResponse413Headers the declared response headers of an HTTP 413 response for V1TransferLax
+type V1TransferLaxResponse413Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers the declared response headers of an HTTP 415 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers struct {
+// V1TransferLaxResponse415Headers the declared response headers of an HTTP 415 response for V1TransferLax
+type V1TransferLaxResponse415Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers the declared response headers of an HTTP 422 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers struct {
+// V1TransferLaxResponse422Headers the declared response headers of an HTTP 422 response for V1TransferLax
+type V1TransferLaxResponse422Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers the declared response headers of an HTTP 429 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers struct {
+// V1TransferLaxResponse429Headers the declared response headers of an HTTP 429 response for V1TransferLax
+type V1TransferLaxResponse429Headers struct {
 	RetryAfter *int
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse500Headers the declared response headers of an HTTP 500 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse500Headers struct {
+// V1TransferLaxResponse500Headers the declared response headers of an HTTP 500 response for V1TransferLax
+type V1TransferLaxResponse500Headers struct {
 	XRequestId string
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxResponse503Headers the declared response headers of an HTTP 503 response for PostApiRegistrationsRegistrationCommandsTransferLax
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse503Headers struct {
+// V1TransferLaxResponse503Headers the declared response headers of an HTTP 503 response for V1TransferLax
+type V1TransferLaxResponse503Headers struct {
 	RetryAfter int
 	XRequestId string
 }
 
-type PostApiRegistrationsRegistrationCommandsTransferLaxResponse struct {
+type V1TransferLaxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -37862,33 +37862,33 @@ type PostApiRegistrationsRegistrationCommandsTransferLaxResponse struct {
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers
+	Headers200 *V1TransferLaxResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse400Headers
+	Headers400 *V1TransferLaxResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse401Headers
+	Headers401 *V1TransferLaxResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse403Headers
+	Headers403 *V1TransferLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers
+	Headers404 *V1TransferLaxResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers
+	Headers409 *V1TransferLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers
+	Headers413 *V1TransferLaxResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers
+	Headers415 *V1TransferLaxResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers
+	Headers422 *V1TransferLaxResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers
+	Headers429 *V1TransferLaxResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse500Headers
+	Headers500 *V1TransferLaxResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostApiRegistrationsRegistrationCommandsTransferLaxResponse503Headers
+	Headers503 *V1TransferLaxResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetJSON200() *struct {
+func (r V1TransferLaxResponse) GetJSON200() *struct {
 	Event        string `json:"Event"`
 	EventCreated bool   `json:"EventCreated"`
 	Registration string `json:"Registration"`
@@ -37897,67 +37897,67 @@ func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetJSON200(
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON400() *BadRequest {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON401() *Unauthorized {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON404() *NotFound {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON409() *IdempotencyKeyInFlight {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON413() *ContentTooLarge {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON422() *IdempotencyKeyReused {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON429() *TooManyRequests {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON500() *InternalServerError {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+func (r V1TransferLaxResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) GetBody() []byte {
+func (r V1TransferLaxResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) Status() string {
+func (r V1TransferLaxResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -37965,7 +37965,7 @@ func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) Status() st
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) StatusCode() int {
+func (r V1TransferLaxResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -37973,7 +37973,7 @@ func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) StatusCode(
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostApiRegistrationsRegistrationCommandsTransferLaxResponse) ContentType() string {
+func (r V1TransferLaxResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -55917,97 +55917,97 @@ func (c *ClientWithResponses) V1GetRegistrationWithResponse(ctx context.Context,
 	return ParseV1GetRegistrationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse Cancel a registration.
+// V1CancelRegistrationWithBodyWithResponse Cancel a registration.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancelWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+func (c *ClientWithResponses) V1CancelRegistrationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1CancelRegistrationResponse, error) {
+	rsp, err := c.V1CancelRegistrationWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp)
+	return ParseV1CancelRegistrationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsCancelWithResponse Cancel a registration.
+// V1CancelRegistrationWithResponse Cancel a registration.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `PostApiRegistrationsRegistrationCommandsCancel` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsCancelWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsCancelParams, body PostApiRegistrationsRegistrationCommandsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsCancel(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/cancel (the `V1CancelRegistration` operationId).
+func (c *ClientWithResponses) V1CancelRegistrationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1CancelRegistrationParams, body V1CancelRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1CancelRegistrationResponse, error) {
+	rsp, err := c.V1CancelRegistration(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp)
+	return ParseV1CancelRegistrationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse Assign another assessment form, by form code.
+// V1ChangeAssessmentWithBodyWithResponse Assign another assessment form, by form code.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessmentWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+func (c *ClientWithResponses) V1ChangeAssessmentWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1ChangeAssessmentResponse, error) {
+	rsp, err := c.V1ChangeAssessmentWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp)
+	return ParseV1ChangeAssessmentResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse Assign another assessment form, by form code.
+// V1ChangeAssessmentWithResponse Assign another assessment form, by form code.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `PostApiRegistrationsRegistrationCommandsChangeAssessment` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsChangeAssessmentParams, body PostApiRegistrationsRegistrationCommandsChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsChangeAssessment(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/change-assessment (the `V1ChangeAssessment` operationId).
+func (c *ClientWithResponses) V1ChangeAssessmentWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1ChangeAssessmentParams, body V1ChangeAssessmentJSONRequestBody, reqEditors ...RequestEditorFn) (*V1ChangeAssessmentResponse, error) {
+	rsp, err := c.V1ChangeAssessment(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp)
+	return ParseV1ChangeAssessmentResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+// V1GrantAccommodationWithBodyWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+func (c *ClientWithResponses) V1GrantAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1GrantAccommodationResponse, error) {
+	rsp, err := c.V1GrantAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp)
+	return ParseV1GrantAccommodationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
+// V1GrantAccommodationWithResponse Grant an accommodation, or replace the one of the same Type; the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `PostApiRegistrationsRegistrationCommandsGrantAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsGrantAccommodationParams, body PostApiRegistrationsRegistrationCommandsGrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsGrantAccommodation(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/grant-accommodation (the `V1GrantAccommodation` operationId).
+func (c *ClientWithResponses) V1GrantAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1GrantAccommodationParams, body V1GrantAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1GrantAccommodationResponse, error) {
+	rsp, err := c.V1GrantAccommodation(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp)
+	return ParseV1GrantAccommodationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
+// V1RegisterLaxWithBodyWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 //
 // The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 //
@@ -56015,16 +56015,16 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsGrantAccom
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+func (c *ClientWithResponses) V1RegisterLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1RegisterLaxResponse, error) {
+	rsp, err := c.V1RegisterLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp)
+	return ParseV1RegisterLaxResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
+// V1RegisterLaxWithResponse Register a learner on the event found by venue and start, creating the event when none matches.
 //
 // The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.
 //
@@ -56032,46 +56032,46 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLa
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `PostApiRegistrationsRegistrationCommandsRegisterLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRegisterLaxParams, body PostApiRegistrationsRegistrationCommandsRegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRegisterLax(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/register-lax (the `V1RegisterLax` operationId).
+func (c *ClientWithResponses) V1RegisterLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RegisterLaxParams, body V1RegisterLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*V1RegisterLaxResponse, error) {
+	rsp, err := c.V1RegisterLax(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp)
+	return ParseV1RegisterLaxResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+// V1RevokeAccommodationWithBodyWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+func (c *ClientWithResponses) V1RevokeAccommodationWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1RevokeAccommodationResponse, error) {
+	rsp, err := c.V1RevokeAccommodationWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rsp)
+	return ParseV1RevokeAccommodationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
+// V1RevokeAccommodationWithResponse Revoke the accommodation of a Type (absent: nothing changes); the time limit is recomputed.
 //
 // Needs the permission Execute on `api/registrations`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `PostApiRegistrationsRegistrationCommandsRevokeAccommodation` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsRevokeAccommodationParams, body PostApiRegistrationsRegistrationCommandsRevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsRevokeAccommodation(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/revoke-accommodation (the `V1RevokeAccommodation` operationId).
+func (c *ClientWithResponses) V1RevokeAccommodationWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1RevokeAccommodationParams, body V1RevokeAccommodationJSONRequestBody, reqEditors ...RequestEditorFn) (*V1RevokeAccommodationResponse, error) {
+	rsp, err := c.V1RevokeAccommodation(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rsp)
+	return ParseV1RevokeAccommodationResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
+// V1TransferLaxWithBodyWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 //
 // The assessment form stays. The answer is the placement.
 //
@@ -56079,16 +56079,16 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsRevokeAcco
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+func (c *ClientWithResponses) V1TransferLaxWithBodyWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*V1TransferLaxResponse, error) {
+	rsp, err := c.V1TransferLaxWithBody(ctx, registration, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp)
+	return ParseV1TransferLaxResponse(rsp)
 }
 
-// PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
+// V1TransferLaxWithResponse Move a registration to the event found by venue and start, creating the event when none matches.
 //
 // The assessment form stays. The answer is the placement.
 //
@@ -56096,13 +56096,13 @@ func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLa
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `PostApiRegistrationsRegistrationCommandsTransferLax` operationId).
-func (c *ClientWithResponses) PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *PostApiRegistrationsRegistrationCommandsTransferLaxParams, body PostApiRegistrationsRegistrationCommandsTransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
-	rsp, err := c.PostApiRegistrationsRegistrationCommandsTransferLax(ctx, registration, params, body, reqEditors...)
+// Corresponds with POST /api/registrations/{registration}/commands/transfer-lax (the `V1TransferLax` operationId).
+func (c *ClientWithResponses) V1TransferLaxWithResponse(ctx context.Context, registration openapi_types.UUID, params *V1TransferLaxParams, body V1TransferLaxJSONRequestBody, reqEditors ...RequestEditorFn) (*V1TransferLaxResponse, error) {
+	rsp, err := c.V1TransferLax(ctx, registration, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp)
+	return ParseV1TransferLaxResponse(rsp)
 }
 
 // ComplianceSummariesWithBodyWithResponse Compliance status counts and scores per department, learner and measurement.
@@ -60140,15 +60140,15 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsCancelResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsCancelWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsCancelResponse, error) {
+// ParseV1CancelRegistrationResponse parses an HTTP response from a V1CancelRegistrationWithResponse call
+func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistrationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsCancelResponse{
+	response := &V1CancelRegistrationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -60271,7 +60271,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse200Headers
+		var headers V1CancelRegistrationResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -60288,7 +60288,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse400Headers
+		var headers V1CancelRegistrationResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60298,7 +60298,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse401Headers
+		var headers V1CancelRegistrationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60315,7 +60315,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse403Headers
+		var headers V1CancelRegistrationResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60325,7 +60325,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse404Headers
+		var headers V1CancelRegistrationResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60335,7 +60335,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse409Headers
+		var headers V1CancelRegistrationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -60352,7 +60352,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse413Headers
+		var headers V1CancelRegistrationResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60362,7 +60362,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse415Headers
+		var headers V1CancelRegistrationResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60372,7 +60372,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse422Headers
+		var headers V1CancelRegistrationResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60382,7 +60382,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse429Headers
+		var headers V1CancelRegistrationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -60399,7 +60399,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse500Headers
+		var headers V1CancelRegistrationResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60409,7 +60409,7 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsCancelResponse503Headers
+		var headers V1CancelRegistrationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -60430,15 +60430,15 @@ func ParsePostApiRegistrationsRegistrationCommandsCancelResponse(rsp *http.Respo
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsChangeAssessmentWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse, error) {
+// ParseV1ChangeAssessmentResponse parses an HTTP response from a V1ChangeAssessmentWithResponse call
+func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse{
+	response := &V1ChangeAssessmentResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -60561,7 +60561,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse200Headers
+		var headers V1ChangeAssessmentResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -60578,7 +60578,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse400Headers
+		var headers V1ChangeAssessmentResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60588,7 +60588,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse401Headers
+		var headers V1ChangeAssessmentResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60605,7 +60605,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse403Headers
+		var headers V1ChangeAssessmentResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60615,7 +60615,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse404Headers
+		var headers V1ChangeAssessmentResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60625,7 +60625,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse409Headers
+		var headers V1ChangeAssessmentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -60642,7 +60642,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse413Headers
+		var headers V1ChangeAssessmentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60652,7 +60652,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse415Headers
+		var headers V1ChangeAssessmentResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60662,7 +60662,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse422Headers
+		var headers V1ChangeAssessmentResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60672,7 +60672,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse429Headers
+		var headers V1ChangeAssessmentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -60689,7 +60689,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse500Headers
+		var headers V1ChangeAssessmentResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60699,7 +60699,7 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsChangeAssessmentResponse503Headers
+		var headers V1ChangeAssessmentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -60720,15 +60720,15 @@ func ParsePostApiRegistrationsRegistrationCommandsChangeAssessmentResponse(rsp *
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsGrantAccommodationWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse, error) {
+// ParseV1GrantAccommodationResponse parses an HTTP response from a V1GrantAccommodationWithResponse call
+func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse{
+	response := &V1GrantAccommodationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -60851,7 +60851,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse200Headers
+		var headers V1GrantAccommodationResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -60868,7 +60868,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse400Headers
+		var headers V1GrantAccommodationResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60878,7 +60878,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse401Headers
+		var headers V1GrantAccommodationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60895,7 +60895,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse403Headers
+		var headers V1GrantAccommodationResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60905,7 +60905,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse404Headers
+		var headers V1GrantAccommodationResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60915,7 +60915,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse409Headers
+		var headers V1GrantAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -60932,7 +60932,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse413Headers
+		var headers V1GrantAccommodationResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60942,7 +60942,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse415Headers
+		var headers V1GrantAccommodationResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60952,7 +60952,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse422Headers
+		var headers V1GrantAccommodationResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60962,7 +60962,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse429Headers
+		var headers V1GrantAccommodationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -60979,7 +60979,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse500Headers
+		var headers V1GrantAccommodationResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60989,7 +60989,7 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsGrantAccommodationResponse503Headers
+		var headers V1GrantAccommodationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61010,15 +61010,15 @@ func ParsePostApiRegistrationsRegistrationCommandsGrantAccommodationResponse(rsp
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsRegisterLaxWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsRegisterLaxResponse, error) {
+// ParseV1RegisterLaxResponse parses an HTTP response from a V1RegisterLaxWithResponse call
+func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsRegisterLaxResponse{
+	response := &V1RegisterLaxResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -61116,7 +61116,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse200Headers
+		var headers V1RegisterLaxResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -61133,7 +61133,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse400Headers
+		var headers V1RegisterLaxResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61143,7 +61143,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse401Headers
+		var headers V1RegisterLaxResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61160,7 +61160,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse403Headers
+		var headers V1RegisterLaxResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61170,7 +61170,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse404Headers
+		var headers V1RegisterLaxResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61180,7 +61180,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse409Headers
+		var headers V1RegisterLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61197,7 +61197,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse413Headers
+		var headers V1RegisterLaxResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61207,7 +61207,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse415Headers
+		var headers V1RegisterLaxResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61217,7 +61217,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse422Headers
+		var headers V1RegisterLaxResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61227,7 +61227,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse429Headers
+		var headers V1RegisterLaxResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61244,7 +61244,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse500Headers
+		var headers V1RegisterLaxResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61254,7 +61254,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsRegisterLaxResponse503Headers
+		var headers V1RegisterLaxResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61275,15 +61275,15 @@ func ParsePostApiRegistrationsRegistrationCommandsRegisterLaxResponse(rsp *http.
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsRevokeAccommodationWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse, error) {
+// ParseV1RevokeAccommodationResponse parses an HTTP response from a V1RevokeAccommodationWithResponse call
+func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse{
+	response := &V1RevokeAccommodationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -61406,7 +61406,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse200Headers
+		var headers V1RevokeAccommodationResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -61423,7 +61423,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse400Headers
+		var headers V1RevokeAccommodationResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61433,7 +61433,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse401Headers
+		var headers V1RevokeAccommodationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61450,7 +61450,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse403Headers
+		var headers V1RevokeAccommodationResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61460,7 +61460,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse404Headers
+		var headers V1RevokeAccommodationResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61470,7 +61470,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse409Headers
+		var headers V1RevokeAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61487,7 +61487,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse413Headers
+		var headers V1RevokeAccommodationResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61497,7 +61497,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse415Headers
+		var headers V1RevokeAccommodationResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61507,7 +61507,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse422Headers
+		var headers V1RevokeAccommodationResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61517,7 +61517,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse429Headers
+		var headers V1RevokeAccommodationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61534,7 +61534,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse500Headers
+		var headers V1RevokeAccommodationResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61544,7 +61544,7 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse503Headers
+		var headers V1RevokeAccommodationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61565,15 +61565,15 @@ func ParsePostApiRegistrationsRegistrationCommandsRevokeAccommodationResponse(rs
 	return response, nil
 }
 
-// ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse parses an HTTP response from a PostApiRegistrationsRegistrationCommandsTransferLaxWithResponse call
-func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.Response) (*PostApiRegistrationsRegistrationCommandsTransferLaxResponse, error) {
+// ParseV1TransferLaxResponse parses an HTTP response from a V1TransferLaxWithResponse call
+func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostApiRegistrationsRegistrationCommandsTransferLaxResponse{
+	response := &V1TransferLaxResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -61671,7 +61671,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse200Headers
+		var headers V1TransferLaxResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -61688,7 +61688,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse400Headers
+		var headers V1TransferLaxResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61698,7 +61698,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse401Headers
+		var headers V1TransferLaxResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61715,7 +61715,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse403Headers
+		var headers V1TransferLaxResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61725,7 +61725,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse404Headers
+		var headers V1TransferLaxResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61735,7 +61735,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse409Headers
+		var headers V1TransferLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -61752,7 +61752,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse413Headers
+		var headers V1TransferLaxResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61762,7 +61762,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse415Headers
+		var headers V1TransferLaxResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61772,7 +61772,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse422Headers
+		var headers V1TransferLaxResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61782,7 +61782,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse429Headers
+		var headers V1TransferLaxResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61799,7 +61799,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse500Headers
+		var headers V1TransferLaxResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61809,7 +61809,7 @@ func ParsePostApiRegistrationsRegistrationCommandsTransferLaxResponse(rsp *http.
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostApiRegistrationsRegistrationCommandsTransferLaxResponse503Headers
+		var headers V1TransferLaxResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
