@@ -74,9 +74,11 @@ func (a *api) changeAssessment(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return a.update(db, p, id, changeAssessment, map[string]any{
-			"FormIdentifier": f.ID, "TimeLimit": opt(timeLimit(f.Limit, accs)),
-		})
+		limit, err := timeLimit(f.Limit, accs)
+		if err != nil {
+			return err
+		}
+		return a.update(db, p, id, changeAssessment, map[string]any{"FormIdentifier": f.ID, "TimeLimit": opt(limit)})
 	})
 }
 

@@ -1,6 +1,9 @@
 package legacy
 
 import (
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -106,5 +109,39 @@ func TestRegistrationCommands(t *testing.T) {
 				t.Fatalf("%d accommodations left", n)
 			}
 		})
+	})
+}
+
+// TestTimeLimitStaysA32BitInteger: TimeLimit, like every int of api.md, is a 32-bit integer
+// (the column is one on PostgreSQL, and the document says int32). Extensions that would carry
+// a registration's time limit past 2,147,483,647 minutes are a 400 naming TimeExtension — on
+// register-lax with two large accommodations, and on grant-accommodation — and nothing
+// changes; the largest limit that fits is kept.
+func TestTimeLimitStaysA32BitInteger(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const maxInt32 = 2147483647
+		tooMuch := `"Accommodations":[{"Type":"Reader","TimeExtension":` + fmt.Sprint(maxInt32) + `},{"Type":"Scribe","TimeExtension":1}]`
+		rec := e.do("POST", regPath(rid(1), "register-lax"), e.registerBody(venueA, start(12, "09:00:00", "Z"), tooMuch))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"TimeExtension"`) {
+			t.Fatalf("register-lax past the 32-bit limit: %d %s", rec.Code, rec.Body)
+		}
+		if rec := e.do("GET", regPath(rid(1), ""), ""); rec.Code != http.StatusNotFound {
+			t.Fatalf("the refused registration was stored: %d %s", rec.Code, rec.Body)
+		}
+		id := rid(2)
+		e.ok("POST", regPath(id, "register-lax"), e.registerBody(venueA, start(12, "10:00:00", "Z"), `"Accommodations":[{"Type":"Reader","TimeExtension":5}]`))
+		before := e.ok("GET", regPath(id, ""), "")
+		rec = e.do("POST", regPath(id, "grant-accommodation"), `{"Type":"Extra time","TimeExtension":`+fmt.Sprint(maxInt32)+`}`)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"TimeExtension"`) {
+			t.Fatalf("grant past the 32-bit limit: %d %s", rec.Code, rec.Body)
+		}
+		if after := e.ok("GET", regPath(id, ""), ""); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("a refused grant changed the registration:\n%v\n%v", before, after)
+		}
+		// MATH's limit is 90: the extension that makes the limit exactly 2,147,483,647 is kept.
+		fits := maxInt32 - 90 - 5
+		if got := e.ok("POST", regPath(id, "grant-accommodation"), `{"Type":"Extra time","TimeExtension":`+fmt.Sprint(fits)+`}`); got["TimeLimit"] != float64(maxInt32) {
+			t.Fatalf("TimeLimit %v, want %d", got["TimeLimit"], maxInt32)
+		}
 	})
 }

@@ -113,6 +113,10 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 		if err := a.checkSeat(db, ev); err != nil {
 			return err
 		}
+		limit, err := timeLimit(f.Limit, l.accs)
+		if err != nil {
+			return err
+		}
 		err = newDraft(a.t.registration).
 			set("RegistrationIdentifier", id).
 			set("OrganizationIdentifier", org).
@@ -121,7 +125,7 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 			set("FormIdentifier", f.ID).
 			set("RegistrantType", opt(l.registrant)).
 			set("AttendanceStatus", statusRegistered).
-			set("TimeLimit", opt(timeLimit(f.Limit, l.accs))).
+			set("TimeLimit", opt(limit)).
 			set("LastChangeTime", a.now()).
 			set("LastChangeType", changeRegistered).
 			set("LastChangeUser", changeUser(p)).

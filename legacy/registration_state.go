@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"gorm.io/gorm"
@@ -101,17 +102,30 @@ func (a *api) findForm(db *gorm.DB, org string, code *string) (form, error) {
 }
 
 // timeLimit is the form's limit plus the accommodations' extensions; null for an untimed form.
-func timeLimit(formLimit *int64, accs []accommodation) *int64 {
-	if formLimit == nil {
-		return nil
-	}
-	n := *formLimit
+func timeLimit(formLimit *int64, accs []accommodation) (*int64, error) {
+	var ext int64
 	for _, x := range accs {
 		if x.TimeExtension != nil {
-			n += *x.TimeExtension
+			ext += *x.TimeExtension
 		}
 	}
-	return &n
+	return limitOf(formLimit, ext)
+}
+
+// limitOf is a form's limit plus extensions, null for an untimed form. TimeLimit is an int of
+// api.md, a 32-bit integer (an integer column on PostgreSQL): extensions that carry it past
+// 2,147,483,647 minutes are a 400 naming TimeExtension, and the command changes nothing.
+func limitOf(formLimit *int64, extensions int64) (*int64, error) {
+	if formLimit == nil {
+		return nil, nil
+	}
+	n := *formLimit + extensions
+	if n > math.MaxInt32 {
+		return nil, failMember(msgExtensionInvalid, "TimeExtension", fmt.Sprintf(
+			"the time limit, the form's %d minutes plus the accommodations' extensions, would be %d minutes; the most is %d",
+			*formLimit, n, math.MaxInt32))
+	}
+	return &n, nil
 }
 
 // storedTimeLimit recomputes a registration's time limit from its form and stored accommodations.
@@ -132,8 +146,7 @@ func (a *api) storedTimeLimit(db *gorm.DB, registration string, formID *string) 
 	if err != nil || len(rows) == 0 || rows[0].form == nil {
 		return nil, err
 	}
-	n := *rows[0].form + rows[0].ext
-	return &n, nil
+	return limitOf(rows[0].form, rows[0].ext)
 }
 
 // update writes members of a registration and stamps the change (LastChangeTime, Type, User).

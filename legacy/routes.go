@@ -230,7 +230,8 @@ func accommodationSchema() route.Schema {
 		route.Property{Name: "Type", Schema: route.String("Identifies the kind of accommodation; required and not blank.").OrNull()},
 		route.Property{Name: "Name", Schema: route.String("A short clarifying description.").OrNull()},
 		route.Property{Name: "TimeExtension", Schema: route.Schema{Type: "integer", Format: "int32", Minimum: route.Int(0), Nullable: true,
-			Description: "Extra minutes."}},
+			Description: "Extra minutes. The form's time limit plus every extension of the registration must stay within " +
+				"2,147,483,647 minutes; more is a 400 naming TimeExtension."}},
 	)
 }
 

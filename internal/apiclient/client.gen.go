@@ -1614,7 +1614,7 @@ type V1GrantAccommodationJSONBody struct {
 	// Name A short clarifying description.
 	Name nullable.Nullable[string] `json:"Name,omitempty"`
 
-	// TimeExtension Extra minutes.
+	// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
 	TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
 
 	// Type Identifies the kind of accommodation; required and not blank.
@@ -1633,7 +1633,7 @@ type V1RegisterLaxJSONBody struct {
 		// Name A short clarifying description.
 		Name nullable.Nullable[string] `json:"Name,omitempty"`
 
-		// TimeExtension Extra minutes.
+		// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
 		TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
 
 		// Type Identifies the kind of accommodation; required and not blank.
@@ -1687,7 +1687,7 @@ type V1TransferLaxJSONBody struct {
 		// Name A short clarifying description.
 		Name nullable.Nullable[string] `json:"Name,omitempty"`
 
-		// TimeExtension Extra minutes.
+		// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
 		TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
 
 		// Type Identifies the kind of accommodation; required and not blank.
