@@ -229,7 +229,7 @@ func (d *document) route(m route.Route) {
 		op["description"] = m.Description
 	}
 	if m.Body != nil {
-		rb := obj{"required": m.Body.Required, "content": contentJSON(m.Body.Content, true)}
+		rb := obj{"required": m.Body.Required, "content": contentJSON(d.named(m.Body.Content, true), true)}
 		if m.Body.Description != "" {
 			rb["description"] = m.Body.Description
 		}
@@ -246,7 +246,7 @@ func (d *document) route(m route.Route) {
 			out["headers"] = hs
 		}
 		if len(r.Content) > 0 {
-			out["content"] = contentJSON(r.Content, false)
+			out["content"] = contentJSON(d.named(r.Content, false), false)
 		}
 		resp[strconv.Itoa(r.Status)] = out
 	}
@@ -277,6 +277,54 @@ func (d *document) route(m route.Route) {
 	addProblems(resp, errs)
 	op["responses"] = resp
 	d.add(path, m.Method, op)
+}
+
+// named returns cs with each schema that has a Name (at any depth: items, properties,
+// alternatives) replaced by a reference to its component, which it adds to the document the
+// first time; a Name described twice differently panics, as the document would lie.
+func (d *document) named(cs []route.Content, decoded bool) []route.Content {
+	out := make([]route.Content, len(cs))
+	for i, c := range cs {
+		out[i] = route.Content{MediaType: c.MediaType, Schema: d.namedSchema(c.Schema, decoded)}
+	}
+	return out
+}
+
+func (d *document) namedSchema(s route.Schema, decoded bool) route.Schema {
+	if s.Items != nil {
+		items := d.namedSchema(*s.Items, decoded)
+		s.Items = &items
+	}
+	if len(s.Properties) > 0 {
+		props := make([]route.Property, len(s.Properties))
+		for i, p := range s.Properties {
+			p.Schema = d.namedSchema(p.Schema, decoded)
+			props[i] = p
+		}
+		s.Properties = props
+	}
+	if len(s.OneOf) > 0 {
+		alts := make([]route.Schema, len(s.OneOf))
+		for i, a := range s.OneOf {
+			alts[i] = d.namedSchema(a, decoded)
+		}
+		s.OneOf = alts
+	}
+	if s.Name == "" {
+		return s
+	}
+	name := s.Name
+	s.Name = ""
+	js := schemaJSON(s, decoded)
+	if prev, ok := d.schemas[name]; ok {
+		a, _ := json.Marshal(prev)
+		b, _ := json.Marshal(js)
+		if string(a) != string(b) {
+			panic("handlers: openapi: schema " + name + " is described twice, differently")
+		}
+	}
+	d.schemas[name] = js
+	return route.Schema{Ref: name}
 }
 
 // addProblems adds the problem responses of statuses that resp does not describe otherwise.

@@ -49,7 +49,31 @@ func (a *api) routes() []route.Route {
 		rt.Errors = append(rt.Errors, http.StatusTooManyRequests, http.StatusServiceUnavailable)
 		return rt
 	}
-	changed := ok("The registration after the change.", registrationView{})
+	// The answers that several routes share are components of the document (route.Schema.Name):
+	// a generated client has one V1Registration, V1Event and V1Placement type. Their ints are
+	// api.md's, 32-bit (the columns are, and TimeLimit is kept within them), and their
+	// identifiers UUIDs.
+	whole := route.Schema{Format: "int32"}
+	nonNegative := route.Schema{Format: "int32", Minimum: route.Int(0)}
+	members := func(uuids []string, more map[string]route.Schema) map[string]route.Schema {
+		for _, m := range uuids {
+			more[m] = route.Schema{Format: "uuid"}
+		}
+		return more
+	}
+	links := []string{"EventIdentifier", "EventVenue", "LearnerIdentifier", "AssessmentFormIdentifier", "RegistrationIdentifier"}
+	registrationSchema := route.Schema{Go: registrationView{}, Name: "V1Registration", Members: members(links, map[string]route.Schema{
+		"EventNumber": whole, "TimeLimit": nonNegative,
+		"Accommodations": route.ArrayOf(route.Schema{Go: accommodation{}, Members: map[string]route.Schema{"TimeExtension": nonNegative}}),
+	})}
+	summarySchema := route.Schema{Go: registrationItem{}, Name: "V1RegistrationSummary",
+		Members: members(links, map[string]route.Schema{"EventNumber": whole})}
+	eventSchema := route.Schema{Go: eventView{}, Name: "V1Event", Members: members([]string{"EventIdentifier", "EventVenue"},
+		map[string]route.Schema{"EventNumber": whole, "RegistrationLimit": nonNegative})}
+	classSchema := route.Schema{Go: classView{}, Name: "V1Class", Members: members([]string{"EventIdentifier", "EventVenue"},
+		map[string]route.Schema{"EventNumber": whole})}
+	placement := route.Schema{Go: placed{}, Name: "V1Placement", Members: members([]string{"Event", "Registration"}, map[string]route.Schema{})}
+	changed := named("The registration after the change.", registrationSchema)
 	// A command's operationId is v1 and the command's name in camel case, as the other
 	// version-1 operations' (v1RegisterLax): generated clients name their methods after it.
 	command := func(name, summary, description string, body *route.Body, answer []route.Response, h func(http.ResponseWriter, *http.Request) error) route.Route {
@@ -65,14 +89,14 @@ func (a *api) routes() []route.Route {
 			Summary: "List the organization's events that start on a day.",
 			Params: []route.Param{{Name: "date", In: route.InQuery, Required: true, Schema: route.String(""),
 				Description: "The day: yyyy-MM-dd (UTC), or a datetime with an offset (that day in that offset)."}},
-			Responses: ok("The events, by start.", []eventView{}),
+			Responses: named("The events, by start.", route.ArrayOf(eventSchema)),
 			Errors:    []int{http.StatusBadRequest},
 			Handler:   a.listEvents}),
 		{Method: http.MethodGet, Path: "/api/events/classes", Tag: "events", OperationID: "v1ListClasses", Access: route.Public,
 			Summary: "List the classes (events of type Class, not cancelled) of an organization.",
 			Params: []route.Param{{Name: "organization", In: route.InQuery, Required: true, Schema: route.UUID(""),
 				Description: "The organization's identifier."}},
-			Responses: ok("The classes, by start.", []classView{}),
+			Responses: named("The classes, by start.", route.ArrayOf(classSchema)),
 			Errors:    []int{http.StatusBadRequest, http.StatusServiceUnavailable},
 			Handler:   a.classes},
 		{Method: http.MethodGet, Path: "/api/events/scrap-paper", Tag: "events", OperationID: "v1ScrapPaper", Access: route.Public,
@@ -98,14 +122,14 @@ func (a *api) routes() []route.Route {
 				route.Property{Name: "RegistrationLimit", Schema: route.Schema{Type: "integer", Format: "int32", Minimum: route.Int(0), Nullable: true,
 					Description: "The most registrations the event takes; null: no limit."}},
 			)}}},
-			Responses: ok("The event.", eventView{}),
+			Responses: named("The event.", eventSchema),
 			Errors:    []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 			Handler:   a.addEvent}),
 		protected(EventsObject, auth.Execute, route.Route{Method: http.MethodPost, Path: event + "/cancel", Tag: "events", OperationID: "v1CancelEvent",
 			Summary:   "Cancel an event.",
 			Params:    []route.Param{eventParam},
 			Body:      &route.Body{Content: []route.Content{{MediaType: "application/json", Schema: reason}}},
-			Responses: ok("The cancelled event.", eventView{}),
+			Responses: named("The cancelled event.", eventSchema),
 			Errors:    []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 			Handler:   a.cancelEvent}),
 		protected(RegistrationsObject, auth.Read, route.Route{Method: http.MethodPost, Path: "/api/registrations/count", Tag: "registrations", OperationID: "v1CountRegistrations",
@@ -117,13 +141,13 @@ func (a *api) routes() []route.Route {
 		protected(RegistrationsObject, auth.Read, route.Route{Method: http.MethodPost, Path: "/api/registrations/search", Tag: "registrations", OperationID: "v1SearchRegistrations",
 			Summary:   "Find the organization's registrations matching the criteria, newest change first (at most 1,000).",
 			Body:      criteriaBody(),
-			Responses: ok("The matching registrations.", []registrationItem{}),
+			Responses: named("The matching registrations.", route.ArrayOf(summarySchema)),
 			Errors:    []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
 			Handler:   a.searchRegistrations}),
 		protected(RegistrationsObject, auth.Read, route.Route{Method: http.MethodGet, Path: reg, Tag: "registrations", OperationID: "v1GetRegistration",
 			Summary:   "Retrieve a registration.",
 			Params:    []route.Param{regParam},
-			Responses: ok("The registration.", registrationView{}),
+			Responses: named("The registration.", registrationSchema),
 			Errors:    []int{http.StatusNotFound},
 			Handler:   a.getRegistration}),
 		protected(RegistrationsObject, auth.Delete, route.Route{Method: http.MethodDelete, Path: reg, Tag: "registrations", OperationID: "v1DeleteRegistration",
@@ -139,11 +163,11 @@ func (a *api) routes() []route.Route {
 			"The event of the venue whose start lies in [EventStart, EventStart + 1 minute) is joined; otherwise one is created, "+
 				"which needs EventExamType, EventExamFormat and EventBillingCode. The answer is the placement.",
 			&route.Body{Content: []route.Content{{MediaType: "application/json", Schema: laxSchema(true)}}},
-			ok("Where the registration was placed.", placed{}), a.registerLax),
+			named("Where the registration was placed.", placement), a.registerLax),
 		command("transfer-lax", "Move a registration to the event found by venue and start, creating the event when none matches.",
 			"The assessment form stays. The answer is the placement.",
 			&route.Body{Content: []route.Content{{MediaType: "application/json", Schema: laxSchema(false)}}},
-			ok("Where the registration was placed.", placed{}), a.transferLax),
+			named("Where the registration was placed.", placement), a.transferLax),
 		command("cancel", "Cancel a registration.", "", &route.Body{Content: []route.Content{{MediaType: "application/json", Schema: reason}}},
 			changed, a.cancelRegistration),
 		command("change-assessment", "Assign another assessment form, by form code.", "",
@@ -210,6 +234,11 @@ func ok(desc string, v any) []route.Response {
 	return []route.Response{{Status: http.StatusOK, Description: desc, Content: route.JSON(v)}}
 }
 
+// named is ok of a schema: a named component, or an array of one.
+func named(desc string, s route.Schema) []route.Response {
+	return []route.Response{{Status: http.StatusOK, Description: desc, Content: []route.Content{{MediaType: "application/json", Schema: s}}}}
+}
+
 func object(props ...route.Property) route.Schema {
 	return route.Schema{Type: "object", Properties: props}
 }
@@ -225,14 +254,17 @@ func criteriaBody() *route.Body {
 		)}}}
 }
 
+// accommodationSchema is an Accommodation in a body, the component V1AccommodationInput.
 func accommodationSchema() route.Schema {
-	return object(
+	s := object(
 		route.Property{Name: "Type", Schema: route.String("Identifies the kind of accommodation; required and not blank.").OrNull()},
 		route.Property{Name: "Name", Schema: route.String("A short clarifying description.").OrNull()},
 		route.Property{Name: "TimeExtension", Schema: route.Schema{Type: "integer", Format: "int32", Minimum: route.Int(0), Nullable: true,
 			Description: "Extra minutes. The form's time limit plus every extension of the registration must stay within " +
 				"2,147,483,647 minutes; more is a 400 naming TimeExtension."}},
 	)
+	s.Name = "V1AccommodationInput"
+	return s
 }
 
 // laxSchema is the body of register-lax (register) or transfer-lax.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -219,6 +221,101 @@ func checkPatchSchemas(t *testing.T, doc *openapi3.T) {
 					t.Errorf("%s: member %s is nullable in the document: %v, in the descriptor: %v", name, f.Name, !f.Nullable, f.Nullable)
 				}
 			}
+		}
+	}
+}
+
+// TestVersion1AnswersAreComponents: the answers that several version-1 operations share are
+// one component each, so that a generated client has one type for a registration, an event,
+// a placement and an accommodation sent, not one per operation; their ints are api.md's int32
+// (RegistrationCount, a count, is not an int of api.md), and their identifiers UUIDs.
+func TestVersion1AnswersAreComponents(t *testing.T) {
+	type operation struct {
+		OperationID string `json:"operationId"`
+		RequestBody struct {
+			Content map[string]struct{ Schema json.RawMessage } `json:"content"`
+		} `json:"requestBody"`
+		Responses map[string]struct {
+			Content map[string]struct{ Schema json.RawMessage } `json:"content"`
+		} `json:"responses"`
+	}
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(document(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	compact := func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return string(raw)
+		}
+		return b.String()
+	}
+	ref := func(name string) string { return `{"$ref":"#/components/schemas/` + name + `"}` }
+	list := func(name string) string { return `{"items":` + ref(name) + `,"type":"array"}` }
+	want := map[string]string{
+		"v1GetRegistration": ref("V1Registration"), "v1CancelRegistration": ref("V1Registration"),
+		"v1ChangeAssessment": ref("V1Registration"), "v1GrantAccommodation": ref("V1Registration"),
+		"v1RevokeAccommodation": ref("V1Registration"), "v1SearchRegistrations": list("V1RegistrationSummary"),
+		"v1ListEvents": list("V1Event"), "v1AddEvent": ref("V1Event"), "v1CancelEvent": ref("V1Event"),
+		"v1ListClasses": list("V1Class"), "v1RegisterLax": ref("V1Placement"), "v1TransferLax": ref("V1Placement"),
+	}
+	for _, item := range doc.Paths {
+		for _, raw := range item {
+			var op operation
+			if json.Unmarshal(raw, &op) != nil { // the item's description
+				continue
+			}
+			w, ok := want[op.OperationID]
+			if !ok {
+				continue
+			}
+			delete(want, op.OperationID)
+			if got := compact(op.Responses["200"].Content["application/json"].Schema); got != w {
+				t.Errorf("%s: 200 schema %s, want %s", op.OperationID, got, w)
+			}
+			if op.OperationID == "v1GrantAccommodation" {
+				if got := compact(op.RequestBody.Content["application/json"].Schema); got != ref("V1AccommodationInput") {
+					t.Errorf("%s: body %s, want %s", op.OperationID, got, ref("V1AccommodationInput"))
+				}
+			}
+		}
+	}
+	for id := range want {
+		t.Errorf("no operation %s", id)
+	}
+	var ints func(where string, v any)
+	ints = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ty := fmt.Sprint(v["type"]); strings.Contains(ty, "integer") && v["format"] != "int32" && !strings.HasSuffix(where, "/RegistrationCount") {
+				t.Errorf("%s: integer without format int32: %v", where, v)
+			}
+			member := where[strings.LastIndex(where, "/")+1:]
+			if strings.Contains(where, "/properties/") && (strings.HasSuffix(member, "Identifier") || member == "EventVenue" ||
+				member == "Event" || member == "Registration") && v["format"] != "uuid" {
+				t.Errorf("%s: identifier without format uuid: %v", where, v)
+			}
+			for k, x := range v {
+				ints(where+"/"+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				ints(where, x)
+			}
+		}
+	}
+	for name, raw := range doc.Components.Schemas {
+		if strings.HasPrefix(name, "V1") {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			ints(name, v)
 		}
 	}
 }

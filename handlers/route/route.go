@@ -144,8 +144,13 @@ func JSON(v any) []Content {
 type Schema struct {
 	Go      any
 	Members map[string]Schema
-	Ref     string
-	OneOf   []Schema
+	// Name, when set, makes the schema a component of the document (components/schemas/Name),
+	// described once and referenced wherever a route uses it, so that a generated client has
+	// one type for it rather than one per operation. Every use of a Name must describe the
+	// same schema.
+	Name  string
+	Ref   string
+	OneOf []Schema
 
 	Type        string
 	Format      string

@@ -1401,6 +1401,120 @@ type UserSearch struct {
 	UserIdentifier *openapi_types.UUID `json:"UserIdentifier,omitempty"`
 }
 
+// V1AccommodationInput defines model for V1AccommodationInput.
+type V1AccommodationInput struct {
+	// Name A short clarifying description.
+	Name nullable.Nullable[string] `json:"Name,omitempty"`
+
+	// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
+	TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
+
+	// Type Identifies the kind of accommodation; required and not blank.
+	Type nullable.Nullable[string] `json:"Type,omitempty"`
+}
+
+// V1Class defines model for V1Class.
+type V1Class struct {
+	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
+	EventIdentifier openapi_types.UUID           `json:"EventIdentifier"`
+	EventNumber     nullable.Nullable[int32]     `json:"EventNumber"`
+
+	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventStart time.Time                             `json:"EventStart"`
+	EventTitle nullable.Nullable[string]             `json:"EventTitle"`
+	EventVenue nullable.Nullable[openapi_types.UUID] `json:"EventVenue"`
+}
+
+// V1Event defines model for V1Event.
+type V1Event struct {
+	EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
+	EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
+
+	// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
+
+	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
+	EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
+	EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
+	EventIdentifier openapi_types.UUID           `json:"EventIdentifier"`
+	EventNumber     nullable.Nullable[int32]     `json:"EventNumber"`
+
+	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventStart        time.Time                             `json:"EventStart"`
+	EventTitle        nullable.Nullable[string]             `json:"EventTitle"`
+	EventType         nullable.Nullable[string]             `json:"EventType"`
+	EventVenue        nullable.Nullable[openapi_types.UUID] `json:"EventVenue"`
+	RegistrationCount int                                   `json:"RegistrationCount"`
+	RegistrationLimit nullable.Nullable[int32]              `json:"RegistrationLimit"`
+}
+
+// V1Placement defines model for V1Placement.
+type V1Placement struct {
+	Event        openapi_types.UUID `json:"Event"`
+	EventCreated bool               `json:"EventCreated"`
+	Registration openapi_types.UUID `json:"Registration"`
+}
+
+// V1Registration defines model for V1Registration.
+type V1Registration struct {
+	Accommodations []struct {
+		Name          nullable.Nullable[string] `json:"Name"`
+		TimeExtension nullable.Nullable[int32]  `json:"TimeExtension"`
+		Type          string                    `json:"Type"`
+	} `json:"Accommodations"`
+	AssessmentFormCode       nullable.Nullable[string]             `json:"AssessmentFormCode"`
+	AssessmentFormIdentifier nullable.Nullable[openapi_types.UUID] `json:"AssessmentFormIdentifier"`
+	AssessmentFormName       nullable.Nullable[string]             `json:"AssessmentFormName"`
+	AssessmentFormTitle      nullable.Nullable[string]             `json:"AssessmentFormTitle"`
+	EventExamType            nullable.Nullable[string]             `json:"EventExamType"`
+	EventFormat              nullable.Nullable[string]             `json:"EventFormat"`
+	EventIdentifier          nullable.Nullable[openapi_types.UUID] `json:"EventIdentifier"`
+	EventNumber              nullable.Nullable[int32]              `json:"EventNumber"`
+
+	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventStart nullable.Nullable[time.Time]          `json:"EventStart"`
+	EventVenue nullable.Nullable[openapi_types.UUID] `json:"EventVenue"`
+
+	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	LastChangeTime               time.Time                 `json:"LastChangeTime"`
+	LastChangeType               string                    `json:"LastChangeType"`
+	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
+	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
+	LearnerIdentifier            openapi_types.UUID        `json:"LearnerIdentifier"`
+	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
+	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
+	RegistrationIdentifier       openapi_types.UUID        `json:"RegistrationIdentifier"`
+	TimeLimit                    nullable.Nullable[int32]  `json:"TimeLimit"`
+}
+
+// V1RegistrationSummary defines model for V1RegistrationSummary.
+type V1RegistrationSummary struct {
+	AssessmentFormCode       nullable.Nullable[string]             `json:"AssessmentFormCode"`
+	AssessmentFormIdentifier nullable.Nullable[openapi_types.UUID] `json:"AssessmentFormIdentifier"`
+	AssessmentFormName       nullable.Nullable[string]             `json:"AssessmentFormName"`
+	AssessmentFormTitle      nullable.Nullable[string]             `json:"AssessmentFormTitle"`
+	AttendanceStatus         string                                `json:"AttendanceStatus"`
+	EventExamType            nullable.Nullable[string]             `json:"EventExamType"`
+	EventFormat              nullable.Nullable[string]             `json:"EventFormat"`
+	EventIdentifier          nullable.Nullable[openapi_types.UUID] `json:"EventIdentifier"`
+	EventNumber              nullable.Nullable[int32]              `json:"EventNumber"`
+
+	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	EventStart nullable.Nullable[time.Time]          `json:"EventStart"`
+	EventVenue nullable.Nullable[openapi_types.UUID] `json:"EventVenue"`
+
+	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	LastChangeTime         time.Time                 `json:"LastChangeTime"`
+	LastChangeType         string                    `json:"LastChangeType"`
+	LearnerCode            nullable.Nullable[string] `json:"LearnerCode"`
+	LearnerEmail           nullable.Nullable[string] `json:"LearnerEmail"`
+	LearnerIdentifier      openapi_types.UUID        `json:"LearnerIdentifier"`
+	LearnerName            nullable.Nullable[string] `json:"LearnerName"`
+	RegistrationIdentifier openapi_types.UUID        `json:"RegistrationIdentifier"`
+}
+
 // Continue defines model for Continue.
 type Continue = string
 
@@ -1609,18 +1723,6 @@ type V1ChangeAssessmentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// V1GrantAccommodationJSONBody defines parameters for V1GrantAccommodation.
-type V1GrantAccommodationJSONBody struct {
-	// Name A short clarifying description.
-	Name nullable.Nullable[string] `json:"Name,omitempty"`
-
-	// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
-	TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
-
-	// Type Identifies the kind of accommodation; required and not blank.
-	Type nullable.Nullable[string] `json:"Type,omitempty"`
-}
-
 // V1GrantAccommodationParams defines parameters for V1GrantAccommodation.
 type V1GrantAccommodationParams struct {
 	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
@@ -1629,16 +1731,7 @@ type V1GrantAccommodationParams struct {
 
 // V1RegisterLaxJSONBody defines parameters for V1RegisterLax.
 type V1RegisterLaxJSONBody struct {
-	Accommodations nullable.Nullable[[]struct {
-		// Name A short clarifying description.
-		Name nullable.Nullable[string] `json:"Name,omitempty"`
-
-		// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
-		TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
-
-		// Type Identifies the kind of accommodation; required and not blank.
-		Type nullable.Nullable[string] `json:"Type,omitempty"`
-	}] `json:"Accommodations,omitempty"`
+	Accommodations nullable.Nullable[[]V1AccommodationInput] `json:"Accommodations,omitempty"`
 
 	// Assessment The form code; required.
 	Assessment nullable.Nullable[string] `json:"Assessment,omitempty"`
@@ -1683,16 +1776,7 @@ type V1RevokeAccommodationParams struct {
 
 // V1TransferLaxJSONBody defines parameters for V1TransferLax.
 type V1TransferLaxJSONBody struct {
-	Accommodations nullable.Nullable[[]struct {
-		// Name A short clarifying description.
-		Name nullable.Nullable[string] `json:"Name,omitempty"`
-
-		// TimeExtension Extra minutes. The form's time limit plus every extension of the registration must stay within 2,147,483,647 minutes; more is a 400 naming TimeExtension.
-		TimeExtension nullable.Nullable[int32] `json:"TimeExtension,omitempty"`
-
-		// Type Identifies the kind of accommodation; required and not blank.
-		Type nullable.Nullable[string] `json:"Type,omitempty"`
-	}] `json:"Accommodations,omitempty"`
+	Accommodations nullable.Nullable[[]V1AccommodationInput] `json:"Accommodations,omitempty"`
 
 	// EventExamType Required when an event is created: Class, Individual, Individual (A), Individual (N), Sitting, Test or Accessibility and Resource Centre (ARC).
 	EventExamType nullable.Nullable[string] `json:"EventExamType,omitempty"`
@@ -6189,7 +6273,7 @@ type V1CancelRegistrationJSONRequestBody V1CancelRegistrationJSONBody
 type V1ChangeAssessmentJSONRequestBody V1ChangeAssessmentJSONBody
 
 // V1GrantAccommodationJSONRequestBody defines body for V1GrantAccommodation for application/json ContentType.
-type V1GrantAccommodationJSONRequestBody V1GrantAccommodationJSONBody
+type V1GrantAccommodationJSONRequestBody = V1AccommodationInput
 
 // V1RegisterLaxJSONRequestBody defines body for V1RegisterLax for application/json ContentType.
 type V1RegisterLaxJSONRequestBody V1RegisterLaxJSONBody
@@ -34793,17 +34877,7 @@ type V1ListClassesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]struct {
-		// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-		EventIdentifier string                       `json:"EventIdentifier"`
-		EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart time.Time                 `json:"EventStart"`
-		EventTitle nullable.Nullable[string] `json:"EventTitle"`
-		EventVenue nullable.Nullable[string] `json:"EventVenue"`
-	}
+	JSON200 *[]V1Class
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -34821,17 +34895,7 @@ type V1ListClassesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1ListClassesResponse) GetJSON200() *[]struct {
-	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-	EventIdentifier string                       `json:"EventIdentifier"`
-	EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart time.Time                 `json:"EventStart"`
-	EventTitle nullable.Nullable[string] `json:"EventTitle"`
-	EventVenue nullable.Nullable[string] `json:"EventVenue"`
-} {
+func (r V1ListClassesResponse) GetJSON200() *[]V1Class {
 	return r.JSON200
 }
 
@@ -34921,28 +34985,7 @@ type V1ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]struct {
-		EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-		EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-		// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-		// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-		EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-		EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-		EventIdentifier string                       `json:"EventIdentifier"`
-		EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart        time.Time                 `json:"EventStart"`
-		EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-		EventType         nullable.Nullable[string] `json:"EventType"`
-		EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-		RegistrationCount int                       `json:"RegistrationCount"`
-		RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-	}
+	JSON200 *[]V1Event
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -34972,28 +35015,7 @@ type V1ListEventsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1ListEventsResponse) GetJSON200() *[]struct {
-	EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-	EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-	// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-	EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-	EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-	EventIdentifier string                       `json:"EventIdentifier"`
-	EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart        time.Time                 `json:"EventStart"`
-	EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-	EventType         nullable.Nullable[string] `json:"EventType"`
-	EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-	RegistrationCount int                       `json:"RegistrationCount"`
-	RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-} {
+func (r V1ListEventsResponse) GetJSON200() *[]V1Event {
 	return r.JSON200
 }
 
@@ -35198,28 +35220,7 @@ type V1AddEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-		EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-		// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-		// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-		EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-		EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-		EventIdentifier string                       `json:"EventIdentifier"`
-		EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart        time.Time                 `json:"EventStart"`
-		EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-		EventType         nullable.Nullable[string] `json:"EventType"`
-		EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-		RegistrationCount int                       `json:"RegistrationCount"`
-		RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-	}
+	JSON200 *V1Event
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -35261,28 +35262,7 @@ type V1AddEventResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1AddEventResponse) GetJSON200() *struct {
-	EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-	EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-	// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-	EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-	EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-	EventIdentifier string                       `json:"EventIdentifier"`
-	EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart        time.Time                 `json:"EventStart"`
-	EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-	EventType         nullable.Nullable[string] `json:"EventType"`
-	EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-	RegistrationCount int                       `json:"RegistrationCount"`
-	RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-} {
+func (r V1AddEventResponse) GetJSON200() *V1Event {
 	return r.JSON200
 }
 
@@ -35417,28 +35397,7 @@ type V1CancelEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-		EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-		// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-		// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-		EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-		EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-		EventIdentifier string                       `json:"EventIdentifier"`
-		EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart        time.Time                 `json:"EventStart"`
-		EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-		EventType         nullable.Nullable[string] `json:"EventType"`
-		EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-		RegistrationCount int                       `json:"RegistrationCount"`
-		RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-	}
+	JSON200 *V1Event
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -35480,28 +35439,7 @@ type V1CancelEventResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1CancelEventResponse) GetJSON200() *struct {
-	EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-	EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-	// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-	// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-	EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-	EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-	EventIdentifier string                       `json:"EventIdentifier"`
-	EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart        time.Time                 `json:"EventStart"`
-	EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-	EventType         nullable.Nullable[string] `json:"EventType"`
-	EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-	RegistrationCount int                       `json:"RegistrationCount"`
-	RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-} {
+func (r V1CancelEventResponse) GetJSON200() *V1Event {
 	return r.JSON200
 }
 
@@ -35971,30 +35909,7 @@ type V1SearchRegistrationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]struct {
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		AttendanceStatus         string                    `json:"AttendanceStatus"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime         time.Time                 `json:"LastChangeTime"`
-		LastChangeType         string                    `json:"LastChangeType"`
-		LearnerCode            nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail           nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier      string                    `json:"LearnerIdentifier"`
-		LearnerName            nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationIdentifier string                    `json:"RegistrationIdentifier"`
-	}
+	JSON200 *[]V1RegistrationSummary
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -36032,30 +35947,7 @@ type V1SearchRegistrationsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1SearchRegistrationsResponse) GetJSON200() *[]struct {
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	AttendanceStatus         string                    `json:"AttendanceStatus"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime         time.Time                 `json:"LastChangeTime"`
-	LastChangeType         string                    `json:"LastChangeType"`
-	LearnerCode            nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail           nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier      string                    `json:"LearnerIdentifier"`
-	LearnerName            nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationIdentifier string                    `json:"RegistrationIdentifier"`
-} {
+func (r V1SearchRegistrationsResponse) GetJSON200() *[]V1RegistrationSummary {
 	return r.JSON200
 }
 
@@ -36330,36 +36222,7 @@ type V1GetRegistrationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Accommodations []struct {
-			Name          nullable.Nullable[string] `json:"Name"`
-			TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-			Type          string                    `json:"Type"`
-		} `json:"Accommodations"`
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime               time.Time                 `json:"LastChangeTime"`
-		LastChangeType               string                    `json:"LastChangeType"`
-		LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-		LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-		RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-		TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-	}
+	JSON200 *V1Registration
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -36393,36 +36256,7 @@ type V1GetRegistrationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1GetRegistrationResponse) GetJSON200() *struct {
-	Accommodations []struct {
-		Name          nullable.Nullable[string] `json:"Name"`
-		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-		Type          string                    `json:"Type"`
-	} `json:"Accommodations"`
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime               time.Time                 `json:"LastChangeTime"`
-	LastChangeType               string                    `json:"LastChangeType"`
-	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-	RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-	TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-} {
+func (r V1GetRegistrationResponse) GetJSON200() *V1Registration {
 	return r.JSON200
 }
 
@@ -36559,36 +36393,7 @@ type V1CancelRegistrationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Accommodations []struct {
-			Name          nullable.Nullable[string] `json:"Name"`
-			TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-			Type          string                    `json:"Type"`
-		} `json:"Accommodations"`
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime               time.Time                 `json:"LastChangeTime"`
-		LastChangeType               string                    `json:"LastChangeType"`
-		LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-		LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-		RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-		TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-	}
+	JSON200 *V1Registration
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -36638,36 +36443,7 @@ type V1CancelRegistrationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1CancelRegistrationResponse) GetJSON200() *struct {
-	Accommodations []struct {
-		Name          nullable.Nullable[string] `json:"Name"`
-		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-		Type          string                    `json:"Type"`
-	} `json:"Accommodations"`
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime               time.Time                 `json:"LastChangeTime"`
-	LastChangeType               string                    `json:"LastChangeType"`
-	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-	RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-	TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-} {
+func (r V1CancelRegistrationResponse) GetJSON200() *V1Registration {
 	return r.JSON200
 }
 
@@ -36824,36 +36600,7 @@ type V1ChangeAssessmentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Accommodations []struct {
-			Name          nullable.Nullable[string] `json:"Name"`
-			TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-			Type          string                    `json:"Type"`
-		} `json:"Accommodations"`
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime               time.Time                 `json:"LastChangeTime"`
-		LastChangeType               string                    `json:"LastChangeType"`
-		LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-		LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-		RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-		TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-	}
+	JSON200 *V1Registration
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -36903,36 +36650,7 @@ type V1ChangeAssessmentResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1ChangeAssessmentResponse) GetJSON200() *struct {
-	Accommodations []struct {
-		Name          nullable.Nullable[string] `json:"Name"`
-		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-		Type          string                    `json:"Type"`
-	} `json:"Accommodations"`
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime               time.Time                 `json:"LastChangeTime"`
-	LastChangeType               string                    `json:"LastChangeType"`
-	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-	RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-	TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-} {
+func (r V1ChangeAssessmentResponse) GetJSON200() *V1Registration {
 	return r.JSON200
 }
 
@@ -37089,36 +36807,7 @@ type V1GrantAccommodationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Accommodations []struct {
-			Name          nullable.Nullable[string] `json:"Name"`
-			TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-			Type          string                    `json:"Type"`
-		} `json:"Accommodations"`
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime               time.Time                 `json:"LastChangeTime"`
-		LastChangeType               string                    `json:"LastChangeType"`
-		LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-		LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-		RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-		TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-	}
+	JSON200 *V1Registration
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -37168,36 +36857,7 @@ type V1GrantAccommodationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1GrantAccommodationResponse) GetJSON200() *struct {
-	Accommodations []struct {
-		Name          nullable.Nullable[string] `json:"Name"`
-		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-		Type          string                    `json:"Type"`
-	} `json:"Accommodations"`
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime               time.Time                 `json:"LastChangeTime"`
-	LastChangeType               string                    `json:"LastChangeType"`
-	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-	RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-	TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-} {
+func (r V1GrantAccommodationResponse) GetJSON200() *V1Registration {
 	return r.JSON200
 }
 
@@ -37354,11 +37014,7 @@ type V1RegisterLaxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Event        string `json:"Event"`
-		EventCreated bool   `json:"EventCreated"`
-		Registration string `json:"Registration"`
-	}
+	JSON200 *V1Placement
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -37408,11 +37064,7 @@ type V1RegisterLaxResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1RegisterLaxResponse) GetJSON200() *struct {
-	Event        string `json:"Event"`
-	EventCreated bool   `json:"EventCreated"`
-	Registration string `json:"Registration"`
-} {
+func (r V1RegisterLaxResponse) GetJSON200() *V1Placement {
 	return r.JSON200
 }
 
@@ -37569,36 +37221,7 @@ type V1RevokeAccommodationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Accommodations []struct {
-			Name          nullable.Nullable[string] `json:"Name"`
-			TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-			Type          string                    `json:"Type"`
-		} `json:"Accommodations"`
-		AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-		AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-		AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-		AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-		EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-		EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-		EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-		EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-		// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-		EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-		// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		LastChangeTime               time.Time                 `json:"LastChangeTime"`
-		LastChangeType               string                    `json:"LastChangeType"`
-		LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-		LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-		LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-		LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-		RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-		RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-		TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-	}
+	JSON200 *V1Registration
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -37648,36 +37271,7 @@ type V1RevokeAccommodationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1RevokeAccommodationResponse) GetJSON200() *struct {
-	Accommodations []struct {
-		Name          nullable.Nullable[string] `json:"Name"`
-		TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-		Type          string                    `json:"Type"`
-	} `json:"Accommodations"`
-	AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-	AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-	AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-	AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-	EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-	EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-	EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-	EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-	// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-	EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-	// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	LastChangeTime               time.Time                 `json:"LastChangeTime"`
-	LastChangeType               string                    `json:"LastChangeType"`
-	LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-	LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-	LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-	LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-	RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-	RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-	TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-} {
+func (r V1RevokeAccommodationResponse) GetJSON200() *V1Registration {
 	return r.JSON200
 }
 
@@ -37834,11 +37428,7 @@ type V1TransferLaxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Event        string `json:"Event"`
-		EventCreated bool   `json:"EventCreated"`
-		Registration string `json:"Registration"`
-	}
+	JSON200 *V1Placement
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -37888,11 +37478,7 @@ type V1TransferLaxResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r V1TransferLaxResponse) GetJSON200() *struct {
-	Event        string `json:"Event"`
-	EventCreated bool   `json:"EventCreated"`
-	Registration string `json:"Registration"`
-} {
+func (r V1TransferLaxResponse) GetJSON200() *V1Placement {
 	return r.JSON200
 }
 
@@ -58292,17 +57878,7 @@ func ParseV1ListClassesResponse(rsp *http.Response) (*V1ListClassesResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []struct {
-			// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-			EventIdentifier string                       `json:"EventIdentifier"`
-			EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart time.Time                 `json:"EventStart"`
-			EventTitle nullable.Nullable[string] `json:"EventTitle"`
-			EventVenue nullable.Nullable[string] `json:"EventVenue"`
-		}
+		var dest []V1Class
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -58399,28 +57975,7 @@ func ParseV1ListEventsResponse(rsp *http.Response) (*V1ListEventsResponse, error
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []struct {
-			EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-			EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-			// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-			// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-			EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-			EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-			EventIdentifier string                       `json:"EventIdentifier"`
-			EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart        time.Time                 `json:"EventStart"`
-			EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-			EventType         nullable.Nullable[string] `json:"EventType"`
-			EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-			RegistrationCount int                       `json:"RegistrationCount"`
-			RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-		}
+		var dest []V1Event
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -58679,28 +58234,7 @@ func ParseV1AddEventResponse(rsp *http.Response) (*V1AddEventResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-			EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-			// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-			// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-			EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-			EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-			EventIdentifier string                       `json:"EventIdentifier"`
-			EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart        time.Time                 `json:"EventStart"`
-			EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-			EventType         nullable.Nullable[string] `json:"EventType"`
-			EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-			RegistrationCount int                       `json:"RegistrationCount"`
-			RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-		}
+		var dest V1Event
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -58913,28 +58447,7 @@ func ParseV1CancelEventResponse(rsp *http.Response) (*V1CancelEventResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			EventBillingCode  nullable.Nullable[string] `json:"EventBillingCode"`
-			EventCancelReason nullable.Nullable[string] `json:"EventCancelReason"`
-
-			// EventCancelled ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventCancelled nullable.Nullable[time.Time] `json:"EventCancelled"`
-
-			// EventEnd ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventEnd        nullable.Nullable[time.Time] `json:"EventEnd"`
-			EventExamFormat nullable.Nullable[string]    `json:"EventExamFormat"`
-			EventExamType   nullable.Nullable[string]    `json:"EventExamType"`
-			EventIdentifier string                       `json:"EventIdentifier"`
-			EventNumber     nullable.Nullable[int]       `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart        time.Time                 `json:"EventStart"`
-			EventTitle        nullable.Nullable[string] `json:"EventTitle"`
-			EventType         nullable.Nullable[string] `json:"EventType"`
-			EventVenue        nullable.Nullable[string] `json:"EventVenue"`
-			RegistrationCount int                       `json:"RegistrationCount"`
-			RegistrationLimit nullable.Nullable[int]    `json:"RegistrationLimit"`
-		}
+		var dest V1Event
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -59546,30 +59059,7 @@ func ParseV1SearchRegistrationsResponse(rsp *http.Response) (*V1SearchRegistrati
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []struct {
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			AttendanceStatus         string                    `json:"AttendanceStatus"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime         time.Time                 `json:"LastChangeTime"`
-			LastChangeType         string                    `json:"LastChangeType"`
-			LearnerCode            nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail           nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier      string                    `json:"LearnerIdentifier"`
-			LearnerName            nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationIdentifier string                    `json:"RegistrationIdentifier"`
-		}
+		var dest []V1RegistrationSummary
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -59947,36 +59437,7 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Accommodations []struct {
-				Name          nullable.Nullable[string] `json:"Name"`
-				TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-				Type          string                    `json:"Type"`
-			} `json:"Accommodations"`
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime               time.Time                 `json:"LastChangeTime"`
-			LastChangeType               string                    `json:"LastChangeType"`
-			LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-			LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-			RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-			TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-		}
+		var dest V1Registration
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -60155,36 +59616,7 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Accommodations []struct {
-				Name          nullable.Nullable[string] `json:"Name"`
-				TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-				Type          string                    `json:"Type"`
-			} `json:"Accommodations"`
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime               time.Time                 `json:"LastChangeTime"`
-			LastChangeType               string                    `json:"LastChangeType"`
-			LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-			LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-			RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-			TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-		}
+		var dest V1Registration
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -60445,36 +59877,7 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Accommodations []struct {
-				Name          nullable.Nullable[string] `json:"Name"`
-				TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-				Type          string                    `json:"Type"`
-			} `json:"Accommodations"`
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime               time.Time                 `json:"LastChangeTime"`
-			LastChangeType               string                    `json:"LastChangeType"`
-			LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-			LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-			RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-			TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-		}
+		var dest V1Registration
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -60735,36 +60138,7 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Accommodations []struct {
-				Name          nullable.Nullable[string] `json:"Name"`
-				TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-				Type          string                    `json:"Type"`
-			} `json:"Accommodations"`
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime               time.Time                 `json:"LastChangeTime"`
-			LastChangeType               string                    `json:"LastChangeType"`
-			LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-			LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-			RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-			TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-		}
+		var dest V1Registration
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -61025,11 +60399,7 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Event        string `json:"Event"`
-			EventCreated bool   `json:"EventCreated"`
-			Registration string `json:"Registration"`
-		}
+		var dest V1Placement
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -61290,36 +60660,7 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Accommodations []struct {
-				Name          nullable.Nullable[string] `json:"Name"`
-				TimeExtension nullable.Nullable[int]    `json:"TimeExtension"`
-				Type          string                    `json:"Type"`
-			} `json:"Accommodations"`
-			AssessmentFormCode       nullable.Nullable[string] `json:"AssessmentFormCode"`
-			AssessmentFormIdentifier nullable.Nullable[string] `json:"AssessmentFormIdentifier"`
-			AssessmentFormName       nullable.Nullable[string] `json:"AssessmentFormName"`
-			AssessmentFormTitle      nullable.Nullable[string] `json:"AssessmentFormTitle"`
-			EventExamType            nullable.Nullable[string] `json:"EventExamType"`
-			EventFormat              nullable.Nullable[string] `json:"EventFormat"`
-			EventIdentifier          nullable.Nullable[string] `json:"EventIdentifier"`
-			EventNumber              nullable.Nullable[int]    `json:"EventNumber"`
-
-			// EventStart ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			EventStart nullable.Nullable[time.Time] `json:"EventStart"`
-			EventVenue nullable.Nullable[string]    `json:"EventVenue"`
-
-			// LastChangeTime ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			LastChangeTime               time.Time                 `json:"LastChangeTime"`
-			LastChangeType               string                    `json:"LastChangeType"`
-			LearnerCode                  nullable.Nullable[string] `json:"LearnerCode"`
-			LearnerEmail                 nullable.Nullable[string] `json:"LearnerEmail"`
-			LearnerIdentifier            string                    `json:"LearnerIdentifier"`
-			LearnerName                  nullable.Nullable[string] `json:"LearnerName"`
-			RegistrationAttendanceStatus string                    `json:"RegistrationAttendanceStatus"`
-			RegistrationIdentifier       string                    `json:"RegistrationIdentifier"`
-			TimeLimit                    nullable.Nullable[int]    `json:"TimeLimit"`
-		}
+		var dest V1Registration
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -61580,11 +60921,7 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Event        string `json:"Event"`
-			EventCreated bool   `json:"EventCreated"`
-			Registration string `json:"Registration"`
-		}
+		var dest V1Placement
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
