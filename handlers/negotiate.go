@@ -10,7 +10,7 @@ import (
 // jsonOffer and csvOffer are what a v2 answer can be: JSON (also asked for as its problem type
 // or text/json), and CSV where the operation offers it.
 var (
-	jsonOffer = request.Offer{Type: "application/json", Aliases: []string{"application/problem+json", "text/json"}}
+	jsonOffer = request.JSONOffer
 	csvOffer  = request.Offer{Type: "text/csv"}
 	jsonOnly  = []request.Offer{jsonOffer}
 	jsonOrCSV = []request.Offer{jsonOffer, csvOffer}

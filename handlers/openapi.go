@@ -256,6 +256,9 @@ func (d *document) route(m route.Route) {
 	if m.Body != nil {
 		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
+	if m.Negotiates() {
+		errs = append(errs, http.StatusNotAcceptable) // route.Negotiated
+	}
 	if m.Idempotent {
 		errs = append(errs, markIdempotent(op, resp)...)
 	}

@@ -160,7 +160,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		allowed[path] = append(allowed[path], method)
 	}
 	for _, m := range s.ownRoutes() {
-		add(m.Method, m.Path, m.Handler)
+		add(m.Method, m.Path, route.Negotiated(m, m.Handler))
 	}
 	for _, m := range s.Modules {
 		if m.Needs != nil {
@@ -173,7 +173,7 @@ func (s *Server) Handler() (http.Handler, error) {
 			// module's own; a module that needs the protocol must first say its limit.
 			return nil, fmt.Errorf("handlers: %s %s is marked Idempotent, which v2 modules do not support yet", m.Method, m.Path)
 		}
-		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, m.Handler))
+		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, route.Negotiated(m, m.Handler)))
 		if m.Probe {
 			s.Observer.Route(v2Prefix + m.Path).Probe = true
 		}

@@ -83,6 +83,8 @@ func Routes(r *mux.Router, deps Deps) error {
 		if rt.Idempotent {
 			rt.Handler = a.keeper.Wrap(a.storeOf, MaxBodyBytes, rt.Handler)
 		}
+		// Accept is checked before the keeper, so that a replay answers it as the first did.
+		rt.Handler = route.Negotiated(rt, rt.Handler)
 		h := rt.Handler
 		if rt.Access != route.Public {
 			h = a.protect(rt)

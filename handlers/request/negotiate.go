@@ -9,6 +9,9 @@ import (
 	"credo/handlers/problem"
 )
 
+// JSONOffer is JSON as an answer: also asked for as its problem type or text/json.
+var JSONOffer = Offer{Type: "application/json", Aliases: []string{"application/problem+json", "text/json"}}
+
 // Offer is a media type an answer can take, with the other media types that ask for it
 // (text/json for application/json, say).
 type Offer struct {

@@ -3,8 +3,11 @@
 package route
 
 import (
+	"net/http"
+
 	"credo/engine"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // Access says who may call a route.
@@ -197,3 +200,38 @@ func ArrayOf(items Schema) Schema { return Schema{Type: "array", Items: &items} 
 
 // OrNull returns s that also allows null.
 func (s Schema) OrNull() Schema { s.Nullable = true; return s }
+
+// Negotiates reports whether the route honours Accept through Negotiated: every answer of it
+// with a body is JSON, and it is not a probe (a monitor's Accept is not a reason to fail its
+// check). The document lists its 406.
+func (rt Route) Negotiates() bool {
+	if rt.Probe {
+		return false
+	}
+	bodies := 0
+	for _, r := range rt.Responses {
+		for _, c := range r.Content {
+			if c.MediaType != "application/json" {
+				return false
+			}
+			bodies++
+		}
+	}
+	return bodies > 0
+}
+
+// Negotiated is h behind the Accept check of a route that answers JSON (Negotiates): an
+// Accept that JSON does not satisfy (text/csv, application/xml) is a 406 before h runs
+// (decisions §3), as on the record groups. Other routes are h: they answer no body, or read
+// Accept themselves (the partner callback, the downloads).
+func Negotiated(rt Route, h problem.HandlerFunc) problem.HandlerFunc {
+	if !rt.Negotiates() {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := request.Negotiate(r.Header.Get("Accept"), request.JSONOffer); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
+}

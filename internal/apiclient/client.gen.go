@@ -34862,6 +34862,11 @@ type V1ListClassesResponse400Headers struct {
 	XRequestId string
 }
 
+// V1ListClassesResponse406Headers the declared response headers of an HTTP 406 response for V1ListClasses
+type V1ListClassesResponse406Headers struct {
+	XRequestId string
+}
+
 // V1ListClassesResponse500Headers the declared response headers of an HTTP 500 response for V1ListClasses
 type V1ListClassesResponse500Headers struct {
 	XRequestId string
@@ -34880,6 +34885,8 @@ type V1ListClassesResponse struct {
 	JSON200 *[]V1Class
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -34888,6 +34895,8 @@ type V1ListClassesResponse struct {
 	Headers200 *V1ListClassesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *V1ListClassesResponse400Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1ListClassesResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *V1ListClassesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -34902,6 +34911,11 @@ func (r V1ListClassesResponse) GetJSON200() *[]V1Class {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r V1ListClassesResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1ListClassesResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -34964,6 +34978,11 @@ type V1ListEventsResponse403Headers struct {
 	XRequestId string
 }
 
+// V1ListEventsResponse406Headers the declared response headers of an HTTP 406 response for V1ListEvents
+type V1ListEventsResponse406Headers struct {
+	XRequestId string
+}
+
 // V1ListEventsResponse429Headers the declared response headers of an HTTP 429 response for V1ListEvents
 type V1ListEventsResponse429Headers struct {
 	RetryAfter *int
@@ -34992,6 +35011,8 @@ type V1ListEventsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -35006,6 +35027,8 @@ type V1ListEventsResponse struct {
 	Headers401 *V1ListEventsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *V1ListEventsResponse403Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1ListEventsResponse406Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V1ListEventsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35032,6 +35055,11 @@ func (r V1ListEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r V1ListEventsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1ListEventsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -35189,6 +35217,11 @@ type V1AddEventResponse404Headers struct {
 	XRequestId string
 }
 
+// V1AddEventResponse406Headers the declared response headers of an HTTP 406 response for V1AddEvent
+type V1AddEventResponse406Headers struct {
+	XRequestId string
+}
+
 // V1AddEventResponse413Headers the declared response headers of an HTTP 413 response for V1AddEvent
 type V1AddEventResponse413Headers struct {
 	XRequestId string
@@ -35229,6 +35262,8 @@ type V1AddEventResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -35249,6 +35284,8 @@ type V1AddEventResponse struct {
 	Headers403 *V1AddEventResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1AddEventResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1AddEventResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *V1AddEventResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -35284,6 +35321,11 @@ func (r V1AddEventResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1AddEventResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1AddEventResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -35366,6 +35408,11 @@ type V1CancelEventResponse404Headers struct {
 	XRequestId string
 }
 
+// V1CancelEventResponse406Headers the declared response headers of an HTTP 406 response for V1CancelEvent
+type V1CancelEventResponse406Headers struct {
+	XRequestId string
+}
+
 // V1CancelEventResponse413Headers the declared response headers of an HTTP 413 response for V1CancelEvent
 type V1CancelEventResponse413Headers struct {
 	XRequestId string
@@ -35406,6 +35453,8 @@ type V1CancelEventResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -35426,6 +35475,8 @@ type V1CancelEventResponse struct {
 	Headers403 *V1CancelEventResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1CancelEventResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1CancelEventResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *V1CancelEventResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -35461,6 +35512,11 @@ func (r V1CancelEventResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1CancelEventResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1CancelEventResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -35711,6 +35767,11 @@ type V1CountRegistrationsResponse403Headers struct {
 	XRequestId string
 }
 
+// V1CountRegistrationsResponse406Headers the declared response headers of an HTTP 406 response for V1CountRegistrations
+type V1CountRegistrationsResponse406Headers struct {
+	XRequestId string
+}
+
 // V1CountRegistrationsResponse413Headers the declared response headers of an HTTP 413 response for V1CountRegistrations
 type V1CountRegistrationsResponse413Headers struct {
 	XRequestId string
@@ -35751,6 +35812,8 @@ type V1CountRegistrationsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -35769,6 +35832,8 @@ type V1CountRegistrationsResponse struct {
 	Headers401 *V1CountRegistrationsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *V1CountRegistrationsResponse403Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1CountRegistrationsResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *V1CountRegistrationsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -35801,6 +35866,11 @@ func (r V1CountRegistrationsResponse) GetApplicationproblemJSON401() *Unauthoriz
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r V1CountRegistrationsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1CountRegistrationsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -35878,6 +35948,11 @@ type V1SearchRegistrationsResponse403Headers struct {
 	XRequestId string
 }
 
+// V1SearchRegistrationsResponse406Headers the declared response headers of an HTTP 406 response for V1SearchRegistrations
+type V1SearchRegistrationsResponse406Headers struct {
+	XRequestId string
+}
+
 // V1SearchRegistrationsResponse413Headers the declared response headers of an HTTP 413 response for V1SearchRegistrations
 type V1SearchRegistrationsResponse413Headers struct {
 	XRequestId string
@@ -35916,6 +35991,8 @@ type V1SearchRegistrationsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -35934,6 +36011,8 @@ type V1SearchRegistrationsResponse struct {
 	Headers401 *V1SearchRegistrationsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *V1SearchRegistrationsResponse403Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1SearchRegistrationsResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *V1SearchRegistrationsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -35964,6 +36043,11 @@ func (r V1SearchRegistrationsResponse) GetApplicationproblemJSON401() *Unauthori
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r V1SearchRegistrationsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1SearchRegistrationsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -36046,6 +36130,11 @@ type V1DeleteRegistrationResponse404Headers struct {
 	XRequestId string
 }
 
+// V1DeleteRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1DeleteRegistration
+type V1DeleteRegistrationResponse406Headers struct {
+	XRequestId string
+}
+
 // V1DeleteRegistrationResponse429Headers the declared response headers of an HTTP 429 response for V1DeleteRegistration
 type V1DeleteRegistrationResponse429Headers struct {
 	RetryAfter *int
@@ -36079,6 +36168,8 @@ type V1DeleteRegistrationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -36095,6 +36186,8 @@ type V1DeleteRegistrationResponse struct {
 	Headers403 *V1DeleteRegistrationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1DeleteRegistrationResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1DeleteRegistrationResponse406Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V1DeleteRegistrationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -36129,6 +36222,11 @@ func (r V1DeleteRegistrationResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1DeleteRegistrationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1DeleteRegistrationResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -36201,6 +36299,11 @@ type V1GetRegistrationResponse404Headers struct {
 	XRequestId string
 }
 
+// V1GetRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1GetRegistration
+type V1GetRegistrationResponse406Headers struct {
+	XRequestId string
+}
+
 // V1GetRegistrationResponse429Headers the declared response headers of an HTTP 429 response for V1GetRegistration
 type V1GetRegistrationResponse429Headers struct {
 	RetryAfter *int
@@ -36231,6 +36334,8 @@ type V1GetRegistrationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -36247,6 +36352,8 @@ type V1GetRegistrationResponse struct {
 	Headers403 *V1GetRegistrationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1GetRegistrationResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1GetRegistrationResponse406Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V1GetRegistrationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -36278,6 +36385,11 @@ func (r V1GetRegistrationResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1GetRegistrationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1GetRegistrationResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -36351,6 +36463,11 @@ type V1CancelRegistrationResponse404Headers struct {
 	XRequestId string
 }
 
+// V1CancelRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1CancelRegistration
+type V1CancelRegistrationResponse406Headers struct {
+	XRequestId string
+}
+
 // V1CancelRegistrationResponse409Headers the declared response headers of an HTTP 409 response for V1CancelRegistration
 type V1CancelRegistrationResponse409Headers struct {
 	RetryAfter int
@@ -36402,6 +36519,8 @@ type V1CancelRegistrationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -36426,6 +36545,8 @@ type V1CancelRegistrationResponse struct {
 	Headers403 *V1CancelRegistrationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1CancelRegistrationResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1CancelRegistrationResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1CancelRegistrationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -36465,6 +36586,11 @@ func (r V1CancelRegistrationResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1CancelRegistrationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1CancelRegistrationResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -36558,6 +36684,11 @@ type V1ChangeAssessmentResponse404Headers struct {
 	XRequestId string
 }
 
+// V1ChangeAssessmentResponse406Headers the declared response headers of an HTTP 406 response for V1ChangeAssessment
+type V1ChangeAssessmentResponse406Headers struct {
+	XRequestId string
+}
+
 // V1ChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for V1ChangeAssessment
 type V1ChangeAssessmentResponse409Headers struct {
 	RetryAfter int
@@ -36609,6 +36740,8 @@ type V1ChangeAssessmentResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -36633,6 +36766,8 @@ type V1ChangeAssessmentResponse struct {
 	Headers403 *V1ChangeAssessmentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1ChangeAssessmentResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1ChangeAssessmentResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1ChangeAssessmentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -36672,6 +36807,11 @@ func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1ChangeAssessmentResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -36765,6 +36905,11 @@ type V1GrantAccommodationResponse404Headers struct {
 	XRequestId string
 }
 
+// V1GrantAccommodationResponse406Headers the declared response headers of an HTTP 406 response for V1GrantAccommodation
+type V1GrantAccommodationResponse406Headers struct {
+	XRequestId string
+}
+
 // V1GrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1GrantAccommodation
 type V1GrantAccommodationResponse409Headers struct {
 	RetryAfter int
@@ -36816,6 +36961,8 @@ type V1GrantAccommodationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -36840,6 +36987,8 @@ type V1GrantAccommodationResponse struct {
 	Headers403 *V1GrantAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1GrantAccommodationResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1GrantAccommodationResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1GrantAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -36879,6 +37028,11 @@ func (r V1GrantAccommodationResponse) GetApplicationproblemJSON403() *Forbidden 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1GrantAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1GrantAccommodationResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -36972,6 +37126,11 @@ type V1RegisterLaxResponse404Headers struct {
 	XRequestId string
 }
 
+// V1RegisterLaxResponse406Headers the declared response headers of an HTTP 406 response for V1RegisterLax
+type V1RegisterLaxResponse406Headers struct {
+	XRequestId string
+}
+
 // V1RegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for V1RegisterLax
 type V1RegisterLaxResponse409Headers struct {
 	RetryAfter int
@@ -37023,6 +37182,8 @@ type V1RegisterLaxResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -37047,6 +37208,8 @@ type V1RegisterLaxResponse struct {
 	Headers403 *V1RegisterLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1RegisterLaxResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1RegisterLaxResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1RegisterLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -37086,6 +37249,11 @@ func (r V1RegisterLaxResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1RegisterLaxResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1RegisterLaxResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -37179,6 +37347,11 @@ type V1RevokeAccommodationResponse404Headers struct {
 	XRequestId string
 }
 
+// V1RevokeAccommodationResponse406Headers the declared response headers of an HTTP 406 response for V1RevokeAccommodation
+type V1RevokeAccommodationResponse406Headers struct {
+	XRequestId string
+}
+
 // V1RevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1RevokeAccommodation
 type V1RevokeAccommodationResponse409Headers struct {
 	RetryAfter int
@@ -37230,6 +37403,8 @@ type V1RevokeAccommodationResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -37254,6 +37429,8 @@ type V1RevokeAccommodationResponse struct {
 	Headers403 *V1RevokeAccommodationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1RevokeAccommodationResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1RevokeAccommodationResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1RevokeAccommodationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -37293,6 +37470,11 @@ func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON403() *Forbidden
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1RevokeAccommodationResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -37386,6 +37568,11 @@ type V1TransferLaxResponse404Headers struct {
 	XRequestId string
 }
 
+// V1TransferLaxResponse406Headers the declared response headers of an HTTP 406 response for V1TransferLax
+type V1TransferLaxResponse406Headers struct {
+	XRequestId string
+}
+
 // V1TransferLaxResponse409Headers the declared response headers of an HTTP 409 response for V1TransferLax
 type V1TransferLaxResponse409Headers struct {
 	RetryAfter int
@@ -37437,6 +37624,8 @@ type V1TransferLaxResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyKeyInFlight
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -37461,6 +37650,8 @@ type V1TransferLaxResponse struct {
 	Headers403 *V1TransferLaxResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V1TransferLaxResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1TransferLaxResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V1TransferLaxResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -37500,6 +37691,11 @@ func (r V1TransferLaxResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r V1TransferLaxResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1TransferLaxResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -37592,6 +37788,11 @@ type ComplianceSummariesResponse404Headers struct {
 	XRequestId string
 }
 
+// ComplianceSummariesResponse406Headers the declared response headers of an HTTP 406 response for ComplianceSummaries
+type ComplianceSummariesResponse406Headers struct {
+	XRequestId string
+}
+
 // ComplianceSummariesResponse413Headers the declared response headers of an HTTP 413 response for ComplianceSummaries
 type ComplianceSummariesResponse413Headers struct {
 	XRequestId string
@@ -37662,6 +37863,8 @@ type ComplianceSummariesResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -37680,6 +37883,8 @@ type ComplianceSummariesResponse struct {
 	Headers403 *ComplianceSummariesResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ComplianceSummariesResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ComplianceSummariesResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ComplianceSummariesResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -37749,6 +37954,11 @@ func (r ComplianceSummariesResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ComplianceSummariesResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ComplianceSummariesResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -42564,6 +42774,11 @@ type GetOpenAPIResponse404Headers struct {
 	XRequestId string
 }
 
+// GetOpenAPIResponse406Headers the declared response headers of an HTTP 406 response for GetOpenAPI
+type GetOpenAPIResponse406Headers struct {
+	XRequestId string
+}
+
 // GetOpenAPIResponse500Headers the declared response headers of an HTTP 500 response for GetOpenAPI
 type GetOpenAPIResponse500Headers struct {
 	XRequestId string
@@ -42578,6 +42793,8 @@ type GetOpenAPIResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -42586,6 +42803,8 @@ type GetOpenAPIResponse struct {
 	Headers400 *GetOpenAPIResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOpenAPIResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetOpenAPIResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetOpenAPIResponse500Headers
 }
@@ -42603,6 +42822,11 @@ func (r GetOpenAPIResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOpenAPIResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetOpenAPIResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -44076,6 +44300,11 @@ type FormatTimeResponse404Headers struct {
 	XRequestId string
 }
 
+// FormatTimeResponse406Headers the declared response headers of an HTTP 406 response for FormatTime
+type FormatTimeResponse406Headers struct {
+	XRequestId string
+}
+
 // FormatTimeResponse500Headers the declared response headers of an HTTP 500 response for FormatTime
 type FormatTimeResponse500Headers struct {
 	XRequestId string
@@ -44128,6 +44357,8 @@ type FormatTimeResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -44136,6 +44367,8 @@ type FormatTimeResponse struct {
 	Headers400 *FormatTimeResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FormatTimeResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *FormatTimeResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FormatTimeResponse500Headers
 }
@@ -44191,6 +44424,11 @@ func (r FormatTimeResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r FormatTimeResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r FormatTimeResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -45811,6 +46049,11 @@ type GetRouteSettingsResponse404Headers struct {
 	XRequestId string
 }
 
+// GetRouteSettingsResponse406Headers the declared response headers of an HTTP 406 response for GetRouteSettings
+type GetRouteSettingsResponse406Headers struct {
+	XRequestId string
+}
+
 // GetRouteSettingsResponse500Headers the declared response headers of an HTTP 500 response for GetRouteSettings
 type GetRouteSettingsResponse500Headers struct {
 	XRequestId string
@@ -45859,6 +46102,8 @@ type GetRouteSettingsResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -45873,6 +46118,8 @@ type GetRouteSettingsResponse struct {
 	Headers403 *GetRouteSettingsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetRouteSettingsResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetRouteSettingsResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetRouteSettingsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -45926,6 +46173,11 @@ func (r GetRouteSettingsResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetRouteSettingsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetRouteSettingsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -45982,6 +46234,11 @@ type GetVersionResponse404Headers struct {
 	XRequestId string
 }
 
+// GetVersionResponse406Headers the declared response headers of an HTTP 406 response for GetVersion
+type GetVersionResponse406Headers struct {
+	XRequestId string
+}
+
 // GetVersionResponse500Headers the declared response headers of an HTTP 500 response for GetVersion
 type GetVersionResponse500Headers struct {
 	XRequestId string
@@ -46002,6 +46259,8 @@ type GetVersionResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -46010,6 +46269,8 @@ type GetVersionResponse struct {
 	Headers400 *GetVersionResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetVersionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetVersionResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetVersionResponse500Headers
 }
@@ -46033,6 +46294,11 @@ func (r GetVersionResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetVersionResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetVersionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -47897,6 +48163,11 @@ type DecodeCookieResponse404Headers struct {
 	XRequestId string
 }
 
+// DecodeCookieResponse406Headers the declared response headers of an HTTP 406 response for DecodeCookie
+type DecodeCookieResponse406Headers struct {
+	XRequestId string
+}
+
 // DecodeCookieResponse413Headers the declared response headers of an HTTP 413 response for DecodeCookie
 type DecodeCookieResponse413Headers struct {
 	XRequestId string
@@ -47923,6 +48194,8 @@ type DecodeCookieResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -47935,6 +48208,8 @@ type DecodeCookieResponse struct {
 	Headers400 *DecodeCookieResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DecodeCookieResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *DecodeCookieResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DecodeCookieResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -47958,6 +48233,11 @@ func (r DecodeCookieResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DecodeCookieResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r DecodeCookieResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -48026,6 +48306,11 @@ type GenerateCookieResponse404Headers struct {
 	XRequestId string
 }
 
+// GenerateCookieResponse406Headers the declared response headers of an HTTP 406 response for GenerateCookie
+type GenerateCookieResponse406Headers struct {
+	XRequestId string
+}
+
 // GenerateCookieResponse429Headers the declared response headers of an HTTP 429 response for GenerateCookie
 type GenerateCookieResponse429Headers struct {
 	RetryAfter *int
@@ -48056,6 +48341,8 @@ type GenerateCookieResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -48070,6 +48357,8 @@ type GenerateCookieResponse struct {
 	Headers401 *GenerateCookieResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GenerateCookieResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GenerateCookieResponse406Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GenerateCookieResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -48098,6 +48387,11 @@ func (r GenerateCookieResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GenerateCookieResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GenerateCookieResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -48159,6 +48453,11 @@ type ValidateCookieResponse404Headers struct {
 	XRequestId string
 }
 
+// ValidateCookieResponse406Headers the declared response headers of an HTTP 406 response for ValidateCookie
+type ValidateCookieResponse406Headers struct {
+	XRequestId string
+}
+
 // ValidateCookieResponse413Headers the declared response headers of an HTTP 413 response for ValidateCookie
 type ValidateCookieResponse413Headers struct {
 	XRequestId string
@@ -48214,6 +48513,8 @@ type ValidateCookieResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -48228,6 +48529,8 @@ type ValidateCookieResponse struct {
 	Headers400 *ValidateCookieResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ValidateCookieResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ValidateCookieResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ValidateCookieResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -48276,6 +48579,11 @@ func (r ValidateCookieResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ValidateCookieResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ValidateCookieResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -49775,6 +50083,11 @@ type GetSecuritySettingsEndpointsResponse404Headers struct {
 	XRequestId string
 }
 
+// GetSecuritySettingsEndpointsResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsEndpoints
+type GetSecuritySettingsEndpointsResponse406Headers struct {
+	XRequestId string
+}
+
 // GetSecuritySettingsEndpointsResponse500Headers the declared response headers of an HTTP 500 response for GetSecuritySettingsEndpoints
 type GetSecuritySettingsEndpointsResponse500Headers struct {
 	XRequestId string
@@ -49809,6 +50122,8 @@ type GetSecuritySettingsEndpointsResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -49823,6 +50138,8 @@ type GetSecuritySettingsEndpointsResponse struct {
 	Headers403 *GetSecuritySettingsEndpointsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSecuritySettingsEndpointsResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetSecuritySettingsEndpointsResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSecuritySettingsEndpointsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -49862,6 +50179,11 @@ func (r GetSecuritySettingsEndpointsResponse) GetApplicationproblemJSON403() *Fo
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSecuritySettingsEndpointsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSecuritySettingsEndpointsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -49929,6 +50251,11 @@ type GetSecuritySettingsPermissionsResponse404Headers struct {
 	XRequestId string
 }
 
+// GetSecuritySettingsPermissionsResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsPermissions
+type GetSecuritySettingsPermissionsResponse406Headers struct {
+	XRequestId string
+}
+
 // GetSecuritySettingsPermissionsResponse500Headers the declared response headers of an HTTP 500 response for GetSecuritySettingsPermissions
 type GetSecuritySettingsPermissionsResponse500Headers struct {
 	XRequestId string
@@ -49957,6 +50284,8 @@ type GetSecuritySettingsPermissionsResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -49971,6 +50300,8 @@ type GetSecuritySettingsPermissionsResponse struct {
 	Headers403 *GetSecuritySettingsPermissionsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSecuritySettingsPermissionsResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetSecuritySettingsPermissionsResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSecuritySettingsPermissionsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -50004,6 +50335,11 @@ func (r GetSecuritySettingsPermissionsResponse) GetApplicationproblemJSON403() *
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSecuritySettingsPermissionsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSecuritySettingsPermissionsResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -50071,6 +50407,11 @@ type GetSecuritySettingsResourcesResponse404Headers struct {
 	XRequestId string
 }
 
+// GetSecuritySettingsResourcesResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsResources
+type GetSecuritySettingsResourcesResponse406Headers struct {
+	XRequestId string
+}
+
 // GetSecuritySettingsResourcesResponse500Headers the declared response headers of an HTTP 500 response for GetSecuritySettingsResources
 type GetSecuritySettingsResourcesResponse500Headers struct {
 	XRequestId string
@@ -50105,6 +50446,8 @@ type GetSecuritySettingsResourcesResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -50119,6 +50462,8 @@ type GetSecuritySettingsResourcesResponse struct {
 	Headers403 *GetSecuritySettingsResourcesResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSecuritySettingsResourcesResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetSecuritySettingsResourcesResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSecuritySettingsResourcesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -50158,6 +50503,11 @@ func (r GetSecuritySettingsResourcesResponse) GetApplicationproblemJSON403() *Fo
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSecuritySettingsResourcesResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSecuritySettingsResourcesResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -50225,6 +50575,11 @@ type GetSecuritySettingsRolesResponse404Headers struct {
 	XRequestId string
 }
 
+// GetSecuritySettingsRolesResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsRoles
+type GetSecuritySettingsRolesResponse406Headers struct {
+	XRequestId string
+}
+
 // GetSecuritySettingsRolesResponse500Headers the declared response headers of an HTTP 500 response for GetSecuritySettingsRoles
 type GetSecuritySettingsRolesResponse500Headers struct {
 	XRequestId string
@@ -50249,6 +50604,8 @@ type GetSecuritySettingsRolesResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -50263,6 +50620,8 @@ type GetSecuritySettingsRolesResponse struct {
 	Headers403 *GetSecuritySettingsRolesResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSecuritySettingsRolesResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetSecuritySettingsRolesResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSecuritySettingsRolesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -50292,6 +50651,11 @@ func (r GetSecuritySettingsRolesResponse) GetApplicationproblemJSON403() *Forbid
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetSecuritySettingsRolesResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GetSecuritySettingsRolesResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -50359,6 +50723,11 @@ type GenerateTokenResponse404Headers struct {
 	XRequestId string
 }
 
+// GenerateTokenResponse406Headers the declared response headers of an HTTP 406 response for GenerateToken
+type GenerateTokenResponse406Headers struct {
+	XRequestId string
+}
+
 // GenerateTokenResponse413Headers the declared response headers of an HTTP 413 response for GenerateToken
 type GenerateTokenResponse413Headers struct {
 	XRequestId string
@@ -50408,6 +50777,8 @@ type GenerateTokenResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -50428,6 +50799,8 @@ type GenerateTokenResponse struct {
 	Headers403 *GenerateTokenResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GenerateTokenResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GenerateTokenResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GenerateTokenResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -50472,6 +50845,11 @@ func (r GenerateTokenResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GenerateTokenResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r GenerateTokenResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -50549,6 +50927,11 @@ type IntrospectTokenResponse404Headers struct {
 	XRequestId string
 }
 
+// IntrospectTokenResponse406Headers the declared response headers of an HTTP 406 response for IntrospectToken
+type IntrospectTokenResponse406Headers struct {
+	XRequestId string
+}
+
 // IntrospectTokenResponse500Headers the declared response headers of an HTTP 500 response for IntrospectToken
 type IntrospectTokenResponse500Headers struct {
 	XRequestId string
@@ -50603,6 +50986,8 @@ type IntrospectTokenResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -50615,6 +51000,8 @@ type IntrospectTokenResponse struct {
 	Headers401 *IntrospectTokenResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *IntrospectTokenResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *IntrospectTokenResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *IntrospectTokenResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -50673,6 +51060,11 @@ func (r IntrospectTokenResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r IntrospectTokenResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
+}
+
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r IntrospectTokenResponse) GetApplicationproblemJSON500() *InternalServerError {
 	return r.ApplicationproblemJSON500
@@ -50727,6 +51119,11 @@ type ValidateTokenResponse404Headers struct {
 	XRequestId string
 }
 
+// ValidateTokenResponse406Headers the declared response headers of an HTTP 406 response for ValidateToken
+type ValidateTokenResponse406Headers struct {
+	XRequestId string
+}
+
 // ValidateTokenResponse413Headers the declared response headers of an HTTP 413 response for ValidateToken
 type ValidateTokenResponse413Headers struct {
 	XRequestId string
@@ -50759,6 +51156,8 @@ type ValidateTokenResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ContentTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -50771,6 +51170,8 @@ type ValidateTokenResponse struct {
 	Headers400 *ValidateTokenResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ValidateTokenResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ValidateTokenResponse406Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ValidateTokenResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -50800,6 +51201,11 @@ func (r ValidateTokenResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ValidateTokenResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ValidateTokenResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -57891,6 +58297,13 @@ func ParseV1ListClassesResponse(rsp *http.Response) (*V1ListClassesResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -57928,6 +58341,16 @@ func ParseV1ListClassesResponse(rsp *http.Response) (*V1ListClassesResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1ListClassesResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers V1ListClassesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58002,6 +58425,13 @@ func ParseV1ListEventsResponse(rsp *http.Response) (*V1ListEventsResponse, error
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58073,6 +58503,16 @@ func ParseV1ListEventsResponse(rsp *http.Response) (*V1ListEventsResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1ListEventsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 429:
 		var headers V1ListEventsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58268,6 +58708,13 @@ func ParseV1AddEventResponse(rsp *http.Response) (*V1AddEventResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58363,6 +58810,16 @@ func ParseV1AddEventResponse(rsp *http.Response) (*V1AddEventResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1AddEventResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers V1AddEventResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58481,6 +58938,13 @@ func ParseV1CancelEventResponse(rsp *http.Response) (*V1CancelEventResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58576,6 +59040,16 @@ func ParseV1CancelEventResponse(rsp *http.Response) (*V1CancelEventResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1CancelEventResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers V1CancelEventResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -58890,6 +59364,13 @@ func ParseV1CountRegistrationsResponse(rsp *http.Response) (*V1CountRegistration
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -58975,6 +59456,16 @@ func ParseV1CountRegistrationsResponse(rsp *http.Response) (*V1CountRegistration
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1CountRegistrationsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers V1CountRegistrationsResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -59086,6 +59577,13 @@ func ParseV1SearchRegistrationsResponse(rsp *http.Response) (*V1SearchRegistrati
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59171,6 +59669,16 @@ func ParseV1SearchRegistrationsResponse(rsp *http.Response) (*V1SearchRegistrati
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1SearchRegistrationsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers V1SearchRegistrationsResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -59292,6 +59800,13 @@ func ParseV1DeleteRegistrationResponse(rsp *http.Response) (*V1DeleteRegistratio
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59373,6 +59888,16 @@ func ParseV1DeleteRegistrationResponse(rsp *http.Response) (*V1DeleteRegistratio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1DeleteRegistrationResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 429:
 		var headers V1DeleteRegistrationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -59471,6 +59996,13 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59552,6 +60084,16 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1GetRegistrationResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 429:
 		var headers V1GetRegistrationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -59649,6 +60191,13 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
@@ -59766,6 +60315,16 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1CancelRegistrationResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1CancelRegistrationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -59911,6 +60470,13 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60027,6 +60593,16 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1ChangeAssessmentResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1ChangeAssessmentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -60172,6 +60748,13 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60288,6 +60871,16 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1GrantAccommodationResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1GrantAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -60433,6 +61026,13 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60549,6 +61149,16 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1RegisterLaxResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1RegisterLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -60694,6 +61304,13 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60810,6 +61427,16 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1RevokeAccommodationResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1RevokeAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -60955,6 +61582,13 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyKeyInFlight
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61071,6 +61705,16 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1TransferLaxResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1TransferLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -61252,6 +61896,13 @@ func ParseComplianceSummariesResponse(rsp *http.Response) (*ComplianceSummariesR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61340,6 +61991,16 @@ func ParseComplianceSummariesResponse(rsp *http.Response) (*ComplianceSummariesR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ComplianceSummariesResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers ComplianceSummariesResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -67289,6 +67950,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -67329,6 +67997,16 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetOpenAPIResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetOpenAPIResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -69187,6 +69865,13 @@ func ParseFormatTimeResponse(rsp *http.Response) (*FormatTimeResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -69227,6 +69912,16 @@ func ParseFormatTimeResponse(rsp *http.Response) (*FormatTimeResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers FormatTimeResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers FormatTimeResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71208,6 +71903,13 @@ func ParseGetRouteSettingsResponse(rsp *http.Response) (*GetRouteSettingsRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71282,6 +71984,16 @@ func ParseGetRouteSettingsResponse(rsp *http.Response) (*GetRouteSettingsRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetRouteSettingsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetRouteSettingsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71355,6 +72067,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71395,6 +72114,16 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetVersionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetVersionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -73700,6 +74429,13 @@ func ParseDecodeCookieResponse(rsp *http.Response) (*DecodeCookieResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -73754,6 +74490,16 @@ func ParseDecodeCookieResponse(rsp *http.Response) (*DecodeCookieResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers DecodeCookieResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers DecodeCookieResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -73833,6 +74579,13 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -73911,6 +74664,16 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GenerateCookieResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 429:
 		var headers GenerateCookieResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -74020,6 +74783,13 @@ func ParseValidateCookieResponse(rsp *http.Response) (*ValidateCookieResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -74081,6 +74851,16 @@ func ParseValidateCookieResponse(rsp *http.Response) (*ValidateCookieResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ValidateCookieResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers ValidateCookieResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -75962,6 +76742,13 @@ func ParseGetSecuritySettingsEndpointsResponse(rsp *http.Response) (*GetSecurity
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76036,6 +76823,16 @@ func ParseGetSecuritySettingsEndpointsResponse(rsp *http.Response) (*GetSecurity
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetSecuritySettingsEndpointsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSecuritySettingsEndpointsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76121,6 +76918,13 @@ func ParseGetSecuritySettingsPermissionsResponse(rsp *http.Response) (*GetSecuri
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76195,6 +76999,16 @@ func ParseGetSecuritySettingsPermissionsResponse(rsp *http.Response) (*GetSecuri
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetSecuritySettingsPermissionsResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSecuritySettingsPermissionsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76286,6 +77100,13 @@ func ParseGetSecuritySettingsResourcesResponse(rsp *http.Response) (*GetSecurity
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76360,6 +77181,16 @@ func ParseGetSecuritySettingsResourcesResponse(rsp *http.Response) (*GetSecurity
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetSecuritySettingsResourcesResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSecuritySettingsResourcesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76441,6 +77272,13 @@ func ParseGetSecuritySettingsRolesResponse(rsp *http.Response) (*GetSecuritySett
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76515,6 +77353,16 @@ func ParseGetSecuritySettingsRolesResponse(rsp *http.Response) (*GetSecuritySett
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetSecuritySettingsRolesResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSecuritySettingsRolesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76604,6 +77452,13 @@ func ParseGenerateTokenResponse(rsp *http.Response) (*GenerateTokenResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
@@ -76700,6 +77555,16 @@ func ParseGenerateTokenResponse(rsp *http.Response) (*GenerateTokenResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GenerateTokenResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers GenerateTokenResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76843,6 +77708,13 @@ func ParseIntrospectTokenResponse(rsp *http.Response) (*IntrospectTokenResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76907,6 +77779,16 @@ func ParseIntrospectTokenResponse(rsp *http.Response) (*IntrospectTokenResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers IntrospectTokenResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers IntrospectTokenResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76982,6 +77864,13 @@ func ParseValidateTokenResponse(rsp *http.Response) (*ValidateTokenResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ContentTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -77036,6 +77925,16 @@ func ParseValidateTokenResponse(rsp *http.Response) (*ValidateTokenResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ValidateTokenResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 413:
 		var headers ValidateTokenResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
