@@ -320,6 +320,31 @@ func TestVersion1AnswersAreComponents(t *testing.T) {
 	}
 }
 
+// TestGradebookExportIsTyped: the export's answer says what decisions §10 and the handler
+// give, so that a generated client types it: ExportKey a UUID (as the download's path
+// parameter), ExportFormat json or csv, DownloadUrl a path.
+func TestGradebookExportIsTyped(t *testing.T) {
+	doc, _, err := openapitest.Load(document(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := doc.Paths.Find("/v2/{partition}/progress/gradebooks/export").Get
+	props := export.Responses.Status(http.StatusOK).Value.Content.Get("application/json").Schema.Value.Properties
+	if f := props["ExportKey"].Value.Format; f != "uuid" {
+		t.Errorf("ExportKey format %q, want uuid", f)
+	}
+	if f := props["DownloadUrl"].Value.Format; f != "uri-reference" {
+		t.Errorf("DownloadUrl format %q, want uri-reference", f)
+	}
+	if e := fmt.Sprint(props["ExportFormat"].Value.Enum); e != "[json csv]" {
+		t.Errorf("ExportFormat enum %s, want [json csv]", e)
+	}
+	download := doc.Paths.Find("/v2/{partition}/progress/gradebooks/download/{ExportKey}").Get
+	if p := download.Parameters.GetByInAndName("path", "ExportKey"); p == nil || p.Schema.Value.Format != "uuid" {
+		t.Errorf("download's ExportKey is not a uuid: %+v", p)
+	}
+}
+
 // TestServedDocumentIsTheCLIs checks that GET /v2/{partition}/openapi.json serves what
 // credo openapi prints, and that the reference page and its script are served.
 func TestServedDocumentIsTheCLIs(t *testing.T) {

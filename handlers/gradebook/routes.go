@@ -73,7 +73,12 @@ func Routes(cfg Config) []route.Route {
 			Need:    "Read",
 			QueryOf: gradebookName,
 			Responses: []route.Response{{Status: http.StatusOK, Description: "Where and until when the file can be downloaded.",
-				Content: route.JSON(Export{})}},
+				Content: []route.Content{{MediaType: "application/json", Schema: route.Schema{Go: Export{}, Members: map[string]route.Schema{
+					"DownloadUrl": {Format: "uri-reference", Description: "The path of the download operation for this export."},
+					"ExportFormat": {Enum: []string{string(engine.FormatJSON), string(engine.FormatCSV)},
+						Description: "The file's format: the export's `Format`."},
+					"ExportKey": {Format: "uuid", Description: "The export's key, the `ExportKey` of the download."},
+				}}}}}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			Needs:   h.resolve,
 			Handler: h.export,
@@ -88,7 +93,7 @@ func Routes(cfg Config) []route.Route {
 			Access:      route.Protected,
 			Object:      Object,
 			Need:        "Read",
-			Params: []route.Param{{Name: "ExportKey", In: route.InPath, Schema: route.String(""),
+			Params: []route.Param{{Name: "ExportKey", In: route.InPath, Schema: route.UUID(""),
 				Description: "The ExportKey of the export; an unknown, expired or malformed one, or another organization's, is a 404."}},
 			Responses: []route.Response{
 				{Status: http.StatusOK, Description: "The file, in the export's format: an array of Gradebook records (JSON) or CSV.",

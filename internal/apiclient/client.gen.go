@@ -434,6 +434,24 @@ func (e ExportGradebooksParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for ExportGradebooks200JSONResponseBodyExportFormat.
+const (
+	ExportGradebooks200JSONResponseBodyExportFormatCsv  ExportGradebooks200JSONResponseBodyExportFormat = "csv"
+	ExportGradebooks200JSONResponseBodyExportFormatJson ExportGradebooks200JSONResponseBodyExportFormat = "json"
+)
+
+// Valid indicates whether the value is a known member of the ExportGradebooks200JSONResponseBodyExportFormat enum.
+func (e ExportGradebooks200JSONResponseBodyExportFormat) Valid() bool {
+	switch e {
+	case ExportGradebooks200JSONResponseBodyExportFormatCsv:
+		return true
+	case ExportGradebooks200JSONResponseBodyExportFormatJson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SearchGradebookParamsFormat.
 const (
 	SearchGradebookParamsFormatCsv  SearchGradebookParamsFormat = "csv"
@@ -4686,6 +4704,9 @@ type ExportGradebooksParams struct {
 // ExportGradebooksParamsFormat defines parameters for ExportGradebooks.
 type ExportGradebooksParamsFormat string
 
+// ExportGradebooks200JSONResponseBodyExportFormat defines parameters for ExportGradebooks.
+type ExportGradebooks200JSONResponseBodyExportFormat string
+
 // SearchGradebookParams defines parameters for SearchGradebook.
 type SearchGradebookParams struct {
 	// Identifier Only the record whose GradebookIdentifier is this.
@@ -7341,7 +7362,7 @@ type ClientInterface interface {
 	// Needs the permission Read on `progress/gradebooks`.
 	//
 	// Corresponds with GET /v2/{partition}/progress/gradebooks/download/{ExportKey} (the `DownloadGradebookExport` operationId).
-	DownloadGradebookExport(ctx context.Context, partition Partition, exportKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DownloadGradebookExport(ctx context.Context, partition Partition, exportKey openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExportGradebooks Export the gradebooks matching the list filters to a JSON or CSV file and answer where to download it.
 	//
@@ -9746,7 +9767,7 @@ func (c *Client) CountGradebook(ctx context.Context, partition Partition, params
 // Needs the permission Read on `progress/gradebooks`.
 //
 // Corresponds with GET /v2/{partition}/progress/gradebooks/download/{ExportKey} (the `DownloadGradebookExport` operationId).
-func (c *Client) DownloadGradebookExport(ctx context.Context, partition Partition, exportKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DownloadGradebookExport(ctx context.Context, partition Partition, exportKey openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDownloadGradebookExportRequest(c.Server, partition, exportKey)
 	if err != nil {
 		return nil, err
@@ -24915,7 +24936,7 @@ func NewCountGradebookRequest(server string, partition Partition, params *CountG
 }
 
 // NewDownloadGradebookExportRequest constructs an http.Request for the DownloadGradebookExport method
-func NewDownloadGradebookExportRequest(server string, partition Partition, exportKey string) (*http.Request, error) {
+func NewDownloadGradebookExportRequest(server string, partition Partition, exportKey openapi_types.UUID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -24927,7 +24948,7 @@ func NewDownloadGradebookExportRequest(server string, partition Partition, expor
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "ExportKey", exportKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "ExportKey", exportKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
 	if err != nil {
 		return nil, err
 	}
@@ -34253,7 +34274,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/{partition}/progress/gradebooks/download/{ExportKey} (the `DownloadGradebookExport` operationId).
-	DownloadGradebookExportWithResponse(ctx context.Context, partition Partition, exportKey string, reqEditors ...RequestEditorFn) (*DownloadGradebookExportResponse, error)
+	DownloadGradebookExportWithResponse(ctx context.Context, partition Partition, exportKey openapi_types.UUID, reqEditors ...RequestEditorFn) (*DownloadGradebookExportResponse, error)
 
 	// ExportGradebooksWithResponse Export the gradebooks matching the list filters to a JSON or CSV file and answer where to download it.
 	//
@@ -47589,12 +47610,17 @@ type ExportGradebooksResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
+		// DownloadUrl The path of the download operation for this export.
 		DownloadUrl string `json:"DownloadUrl"`
 
 		// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-		Expiry       time.Time `json:"Expiry"`
-		ExportFormat string    `json:"ExportFormat"`
-		ExportKey    string    `json:"ExportKey"`
+		Expiry time.Time `json:"Expiry"`
+
+		// ExportFormat The file's format: the export's `Format`.
+		ExportFormat ExportGradebooks200JSONResponseBodyExportFormat `json:"ExportFormat"`
+
+		// ExportKey The export's key, the `ExportKey` of the download.
+		ExportKey openapi_types.UUID `json:"ExportKey"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
@@ -47634,12 +47660,17 @@ type ExportGradebooksResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ExportGradebooksResponse) GetJSON200() *struct {
+	// DownloadUrl The path of the download operation for this export.
 	DownloadUrl string `json:"DownloadUrl"`
 
 	// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-	Expiry       time.Time `json:"Expiry"`
-	ExportFormat string    `json:"ExportFormat"`
-	ExportKey    string    `json:"ExportKey"`
+	Expiry time.Time `json:"Expiry"`
+
+	// ExportFormat The file's format: the export's `Format`.
+	ExportFormat ExportGradebooks200JSONResponseBodyExportFormat `json:"ExportFormat"`
+
+	// ExportKey The export's key, the `ExportKey` of the download.
+	ExportKey openapi_types.UUID `json:"ExportKey"`
 } {
 	return r.JSON200
 }
@@ -57257,7 +57288,7 @@ func (c *ClientWithResponses) CountGradebookWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/{partition}/progress/gradebooks/download/{ExportKey} (the `DownloadGradebookExport` operationId).
-func (c *ClientWithResponses) DownloadGradebookExportWithResponse(ctx context.Context, partition Partition, exportKey string, reqEditors ...RequestEditorFn) (*DownloadGradebookExportResponse, error) {
+func (c *ClientWithResponses) DownloadGradebookExportWithResponse(ctx context.Context, partition Partition, exportKey openapi_types.UUID, reqEditors ...RequestEditorFn) (*DownloadGradebookExportResponse, error) {
 	rsp, err := c.DownloadGradebookExport(ctx, partition, exportKey, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -73650,12 +73681,17 @@ func ParseExportGradebooksResponse(rsp *http.Response) (*ExportGradebooksRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
+			// DownloadUrl The path of the download operation for this export.
 			DownloadUrl string `json:"DownloadUrl"`
 
 			// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
-			Expiry       time.Time `json:"Expiry"`
-			ExportFormat string    `json:"ExportFormat"`
-			ExportKey    string    `json:"ExportKey"`
+			Expiry time.Time `json:"Expiry"`
+
+			// ExportFormat The file's format: the export's `Format`.
+			ExportFormat ExportGradebooks200JSONResponseBodyExportFormat `json:"ExportFormat"`
+
+			// ExportKey The export's key, the `ExportKey` of the download.
+			ExportKey openapi_types.UUID `json:"ExportKey"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
