@@ -34,6 +34,33 @@ func TestCreateAnswersOnlyAnAcceptItOffers(t *testing.T) {
 	}
 }
 
+// TestExistsAnswersAcceptAsGet: HEAD answers what GET would, without the body (RFC 9110
+// §9.3.2): an Accept that get refuses with a 406 is a 406 on HEAD too, and one it answers is
+// the 200 (or 404) of exists.
+func TestExistsAnswersAcceptAsGet(t *testing.T) {
+	reg := registry(t)
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b, reg)
+			org, user := uuid.NewString(), uuid.NewString()
+			res := ts.do(t, "POST", "security/users-comments",
+				fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q}`, user, org, user)).
+				expect(t, "create", http.StatusCreated)
+			var stored map[string]any
+			if err := json.Unmarshal(res.body, &stored); err != nil {
+				t.Fatal(err)
+			}
+			item := "security/users-comments/" + stored["CommentIdentifier"].(string)
+			for _, accept := range []string{"text/csv", "application/xml"} {
+				ts.do(t, "GET", item, "", "Accept", accept).expect(t, "GET, Accept "+accept, http.StatusNotAcceptable)
+				ts.do(t, "HEAD", item, "", "Accept", accept).expect(t, "HEAD, Accept "+accept, http.StatusNotAcceptable)
+			}
+			ts.do(t, "HEAD", item, "", "Accept", "application/json").expect(t, "HEAD, Accept application/json", http.StatusOK)
+			ts.do(t, "HEAD", "security/users-comments/"+uuid.NewString(), "", "Accept", "*/*").expect(t, "HEAD of no record", http.StatusNotFound)
+		})
+	}
+}
+
 // TestPatchRefusesOtherPatchFormats: PATCH takes a JSON merge patch (application/merge-patch+json,
 // or application/json). Another patch format — a JSON Patch array sent as
 // application/json-patch+json — is a 415 whose Accept-Patch names the two (RFC 5789 §2.2),

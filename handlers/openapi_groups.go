@@ -72,6 +72,7 @@ func groupOperation(r *engine.Resource, op engine.Op) obj {
 		resp["200"] = withETag(obj{"description": "The record exists. A GET would answer `true`; HEAD sends no body."})
 		resp["304"] = obj{"$ref": "#/components/responses/" + notModifiedName}
 		resp["404"] = obj{"description": "No such record, or no such partition. A GET would answer `false`; HEAD sends no body."}
+		errs = append(errs, http.StatusNotAcceptable)
 	case engine.OpCreate:
 		o["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref(r.Name + "Input")}}}
 		resp["201"] = obj{"description": "The stored record, with its defaults and generated key.",

@@ -142,7 +142,13 @@ func checkNotModified(w http.ResponseWriter, r *http.Request, tag string) (bool,
 // exists answers HEAD with 200 or 404, the JSON type and the length of `true` or `false`; a
 // record found carries its ETag, and a 304 when If-None-Match names it, as get does. It reads
 // the record (not only its key) to compute the ETag.
+//
+// Its Accept is read as get's: an answer get would refuse with a 406 is a 406 here too, since a
+// HEAD answers what a GET would, without the body (RFC 9110 §9.3.2).
 func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
+	if _, err := negotiate(r, false); err != nil {
+		return err
+	}
 	var rec engine.Record
 	key, err := h.key(r)
 	if err == nil {

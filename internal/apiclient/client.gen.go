@@ -38971,6 +38971,11 @@ type ExistsMembershipDeletionResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembershipDeletion
+type ExistsMembershipDeletionResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsMembershipDeletionResponse500Headers the declared response headers of an HTTP 500 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse500Headers struct {
 	XRequestId string
@@ -38991,6 +38996,8 @@ type ExistsMembershipDeletionResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -39007,6 +39014,8 @@ type ExistsMembershipDeletionResponse struct {
 	Headers403 *ExistsMembershipDeletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsMembershipDeletionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsMembershipDeletionResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsMembershipDeletionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -39026,6 +39035,11 @@ func (r ExistsMembershipDeletionResponse) GetApplicationproblemJSON401() *Unauth
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsMembershipDeletionResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsMembershipDeletionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -39703,6 +39717,11 @@ type ExistsMembershipReasonResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembershipReason
+type ExistsMembershipReasonResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsMembershipReasonResponse500Headers the declared response headers of an HTTP 500 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse500Headers struct {
 	XRequestId string
@@ -39723,6 +39742,8 @@ type ExistsMembershipReasonResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -39739,6 +39760,8 @@ type ExistsMembershipReasonResponse struct {
 	Headers403 *ExistsMembershipReasonResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsMembershipReasonResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsMembershipReasonResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsMembershipReasonResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -39758,6 +39781,11 @@ func (r ExistsMembershipReasonResponse) GetApplicationproblemJSON401() *Unauthor
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsMembershipReasonResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsMembershipReasonResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -40286,6 +40314,11 @@ type ExistsMembershipResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsMembershipResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembership
+type ExistsMembershipResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsMembershipResponse500Headers the declared response headers of an HTTP 500 response for ExistsMembership
 type ExistsMembershipResponse500Headers struct {
 	XRequestId string
@@ -40306,6 +40339,8 @@ type ExistsMembershipResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -40322,6 +40357,8 @@ type ExistsMembershipResponse struct {
 	Headers403 *ExistsMembershipResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsMembershipResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsMembershipResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsMembershipResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -40341,6 +40378,11 @@ func (r ExistsMembershipResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsMembershipResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsMembershipResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -41167,6 +41209,11 @@ type ExistsPersonAddressResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for ExistsPersonAddress
+type ExistsPersonAddressResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPersonAddressResponse500Headers the declared response headers of an HTTP 500 response for ExistsPersonAddress
 type ExistsPersonAddressResponse500Headers struct {
 	XRequestId string
@@ -41187,6 +41234,8 @@ type ExistsPersonAddressResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -41203,6 +41252,8 @@ type ExistsPersonAddressResponse struct {
 	Headers403 *ExistsPersonAddressResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPersonAddressResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPersonAddressResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPersonAddressResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -41222,6 +41273,11 @@ func (r ExistsPersonAddressResponse) GetApplicationproblemJSON401() *Unauthorize
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPersonAddressResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPersonAddressResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -41594,6 +41650,11 @@ type ExistsPersonFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPersonFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsPersonField
+type ExistsPersonFieldResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPersonFieldResponse500Headers the declared response headers of an HTTP 500 response for ExistsPersonField
 type ExistsPersonFieldResponse500Headers struct {
 	XRequestId string
@@ -41614,6 +41675,8 @@ type ExistsPersonFieldResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -41630,6 +41693,8 @@ type ExistsPersonFieldResponse struct {
 	Headers403 *ExistsPersonFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPersonFieldResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPersonFieldResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPersonFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -41649,6 +41714,11 @@ func (r ExistsPersonFieldResponse) GetApplicationproblemJSON401() *Unauthorized 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPersonFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPersonFieldResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -42518,6 +42588,11 @@ type ExistsPersonResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPersonResponse406Headers the declared response headers of an HTTP 406 response for ExistsPerson
+type ExistsPersonResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPersonResponse500Headers the declared response headers of an HTTP 500 response for ExistsPerson
 type ExistsPersonResponse500Headers struct {
 	XRequestId string
@@ -42538,6 +42613,8 @@ type ExistsPersonResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -42554,6 +42631,8 @@ type ExistsPersonResponse struct {
 	Headers403 *ExistsPersonResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPersonResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPersonResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPersonResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -42573,6 +42652,11 @@ func (r ExistsPersonResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPersonResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPersonResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -43869,6 +43953,11 @@ type ExistsPlatformActionResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for ExistsPlatformAction
+type ExistsPlatformActionResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPlatformActionResponse500Headers the declared response headers of an HTTP 500 response for ExistsPlatformAction
 type ExistsPlatformActionResponse500Headers struct {
 	XRequestId string
@@ -43889,6 +43978,8 @@ type ExistsPlatformActionResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -43905,6 +43996,8 @@ type ExistsPlatformActionResponse struct {
 	Headers403 *ExistsPlatformActionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPlatformActionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPlatformActionResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPlatformActionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -43924,6 +44017,11 @@ func (r ExistsPlatformActionResponse) GetApplicationproblemJSON401() *Unauthoriz
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPlatformActionResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPlatformActionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -45607,6 +45705,11 @@ type ExistsPartitionFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsPartitionField
+type ExistsPartitionFieldResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPartitionFieldResponse500Headers the declared response headers of an HTTP 500 response for ExistsPartitionField
 type ExistsPartitionFieldResponse500Headers struct {
 	XRequestId string
@@ -45627,6 +45730,8 @@ type ExistsPartitionFieldResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -45643,6 +45748,8 @@ type ExistsPartitionFieldResponse struct {
 	Headers403 *ExistsPartitionFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPartitionFieldResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPartitionFieldResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPartitionFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -45662,6 +45769,11 @@ func (r ExistsPartitionFieldResponse) GetApplicationproblemJSON401() *Unauthoriz
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPartitionFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPartitionFieldResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -46992,6 +47104,11 @@ type ExistsAchievementResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsAchievementResponse406Headers the declared response headers of an HTTP 406 response for ExistsAchievement
+type ExistsAchievementResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsAchievementResponse500Headers the declared response headers of an HTTP 500 response for ExistsAchievement
 type ExistsAchievementResponse500Headers struct {
 	XRequestId string
@@ -47012,6 +47129,8 @@ type ExistsAchievementResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -47028,6 +47147,8 @@ type ExistsAchievementResponse struct {
 	Headers403 *ExistsAchievementResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsAchievementResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsAchievementResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsAchievementResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -47047,6 +47168,11 @@ func (r ExistsAchievementResponse) GetApplicationproblemJSON401() *Unauthorized 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsAchievementResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsAchievementResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -48083,6 +48209,11 @@ type ExistsGradebookResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsGradebookResponse406Headers the declared response headers of an HTTP 406 response for ExistsGradebook
+type ExistsGradebookResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsGradebookResponse500Headers the declared response headers of an HTTP 500 response for ExistsGradebook
 type ExistsGradebookResponse500Headers struct {
 	XRequestId string
@@ -48103,6 +48234,8 @@ type ExistsGradebookResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -48119,6 +48252,8 @@ type ExistsGradebookResponse struct {
 	Headers403 *ExistsGradebookResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsGradebookResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsGradebookResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsGradebookResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -48138,6 +48273,11 @@ func (r ExistsGradebookResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsGradebookResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsGradebookResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -49651,6 +49791,11 @@ type ExistsPermissionResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsPermissionResponse406Headers the declared response headers of an HTTP 406 response for ExistsPermission
+type ExistsPermissionResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsPermissionResponse500Headers the declared response headers of an HTTP 500 response for ExistsPermission
 type ExistsPermissionResponse500Headers struct {
 	XRequestId string
@@ -49671,6 +49816,8 @@ type ExistsPermissionResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -49687,6 +49834,8 @@ type ExistsPermissionResponse struct {
 	Headers403 *ExistsPermissionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsPermissionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsPermissionResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsPermissionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -49706,6 +49855,11 @@ func (r ExistsPermissionResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsPermissionResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsPermissionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -52530,6 +52684,11 @@ type ExistsUserCommentResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsUserCommentResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserComment
+type ExistsUserCommentResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsUserCommentResponse500Headers the declared response headers of an HTTP 500 response for ExistsUserComment
 type ExistsUserCommentResponse500Headers struct {
 	XRequestId string
@@ -52550,6 +52709,8 @@ type ExistsUserCommentResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -52566,6 +52727,8 @@ type ExistsUserCommentResponse struct {
 	Headers403 *ExistsUserCommentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsUserCommentResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsUserCommentResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsUserCommentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -52585,6 +52748,11 @@ func (r ExistsUserCommentResponse) GetApplicationproblemJSON401() *Unauthorized 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsUserCommentResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsUserCommentResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -53603,6 +53771,11 @@ type ExistsUserConnectionResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserConnection
+type ExistsUserConnectionResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsUserConnectionResponse500Headers the declared response headers of an HTTP 500 response for ExistsUserConnection
 type ExistsUserConnectionResponse500Headers struct {
 	XRequestId string
@@ -53623,6 +53796,8 @@ type ExistsUserConnectionResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -53639,6 +53814,8 @@ type ExistsUserConnectionResponse struct {
 	Headers403 *ExistsUserConnectionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsUserConnectionResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsUserConnectionResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsUserConnectionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -53658,6 +53835,11 @@ func (r ExistsUserConnectionResponse) GetApplicationproblemJSON401() *Unauthoriz
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsUserConnectionResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsUserConnectionResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -54684,6 +54866,11 @@ type ExistsUserFieldResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsUserFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserField
+type ExistsUserFieldResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsUserFieldResponse500Headers the declared response headers of an HTTP 500 response for ExistsUserField
 type ExistsUserFieldResponse500Headers struct {
 	XRequestId string
@@ -54704,6 +54891,8 @@ type ExistsUserFieldResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -54720,6 +54909,8 @@ type ExistsUserFieldResponse struct {
 	Headers403 *ExistsUserFieldResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsUserFieldResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsUserFieldResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsUserFieldResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -54739,6 +54930,11 @@ func (r ExistsUserFieldResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsUserFieldResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsUserFieldResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -55608,6 +55804,11 @@ type ExistsUserResponse404Headers struct {
 	XRequestId string
 }
 
+// ExistsUserResponse406Headers the declared response headers of an HTTP 406 response for ExistsUser
+type ExistsUserResponse406Headers struct {
+	XRequestId string
+}
+
 // ExistsUserResponse500Headers the declared response headers of an HTTP 500 response for ExistsUser
 type ExistsUserResponse500Headers struct {
 	XRequestId string
@@ -55628,6 +55829,8 @@ type ExistsUserResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -55644,6 +55847,8 @@ type ExistsUserResponse struct {
 	Headers403 *ExistsUserResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExistsUserResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *ExistsUserResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExistsUserResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -55663,6 +55868,11 @@ func (r ExistsUserResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ExistsUserResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r ExistsUserResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -63230,6 +63440,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63328,6 +63545,16 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsMembershipDeletionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64139,6 +64366,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64237,6 +64471,16 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsMembershipReasonResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -64866,6 +65110,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -64964,6 +65215,16 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsMembershipResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsMembershipResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -65957,6 +66218,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66055,6 +66323,16 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPersonAddressResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPersonAddressResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -66498,6 +66776,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -66596,6 +66881,16 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPersonFieldResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPersonFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -67650,6 +67945,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -67748,6 +68050,16 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPersonResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPersonResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -69268,6 +69580,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -69366,6 +69685,16 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPlatformActionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPlatformActionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -71306,6 +71635,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -71404,6 +71740,16 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPartitionFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -72949,6 +73295,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -73047,6 +73400,16 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsAchievementResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsAchievementResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -74298,6 +74661,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -74396,6 +74766,16 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsGradebookResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsGradebookResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -76164,6 +76544,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76262,6 +76649,16 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsPermissionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsPermissionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -79537,6 +79934,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -79635,6 +80039,16 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsUserCommentResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsUserCommentResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -80871,6 +81285,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -80969,6 +81390,16 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsUserConnectionResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsUserConnectionResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -82216,6 +82647,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -82314,6 +82752,16 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsUserFieldResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsUserFieldResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -83368,6 +83816,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 	case rsp.StatusCode == 404:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -83466,6 +83921,16 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers ExistsUserResponse406Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers ExistsUserResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
