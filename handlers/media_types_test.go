@@ -42,15 +42,7 @@ func TestExistsAnswersAcceptAsGet(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ts := newTestServer(t, b, reg)
-			org, user := uuid.NewString(), uuid.NewString()
-			res := ts.do(t, "POST", "security/users-comments",
-				fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q}`, user, org, user)).
-				expect(t, "create", http.StatusCreated)
-			var stored map[string]any
-			if err := json.Unmarshal(res.body, &stored); err != nil {
-				t.Fatal(err)
-			}
-			item := "security/users-comments/" + stored["CommentIdentifier"].(string)
+			item := newComment(t, ts, "")
 			for _, accept := range []string{"text/csv", "application/xml"} {
 				ts.do(t, "GET", item, "", "Accept", accept).expect(t, "GET, Accept "+accept, http.StatusNotAcceptable)
 				ts.do(t, "HEAD", item, "", "Accept", accept).expect(t, "HEAD, Accept "+accept, http.StatusNotAcceptable)
@@ -70,15 +62,7 @@ func TestPatchRefusesOtherPatchFormats(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ts := newTestServer(t, b, reg)
-			org, user := uuid.NewString(), uuid.NewString()
-			res := ts.do(t, "POST", "security/users-comments",
-				fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"kept"}`, user, org, user)).
-				expect(t, "create", http.StatusCreated)
-			var stored map[string]any
-			if err := json.Unmarshal(res.body, &stored); err != nil {
-				t.Fatal(err)
-			}
-			item := "security/users-comments/" + stored["CommentIdentifier"].(string)
+			item := newComment(t, ts, `,"CommentText":"kept"`)
 			for _, ct := range []string{"application/json-patch+json", "application/vnd.api+json", "text/plain"} {
 				res := ts.do(t, "PATCH", item, `[{"op":"replace","path":"/CommentText","value":"changed"}]`, "Content-Type", ct).
 					expect(t, "PATCH as "+ct, http.StatusUnsupportedMediaType)
@@ -103,4 +87,18 @@ func TestPatchRefusesOtherPatchFormats(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newComment creates a user comment with the members extra adds and answers its item path.
+func newComment(t *testing.T, ts *testServer, extra string) string {
+	t.Helper()
+	org, user := uuid.NewString(), uuid.NewString()
+	res := ts.do(t, "POST", "security/users-comments",
+		fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q%s}`, user, org, user, extra)).
+		expect(t, "create", http.StatusCreated)
+	var stored map[string]any
+	if err := json.Unmarshal(res.body, &stored); err != nil {
+		t.Fatal(err)
+	}
+	return "security/users-comments/" + stored["CommentIdentifier"].(string)
 }

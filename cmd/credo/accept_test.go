@@ -30,26 +30,7 @@ func TestJSONRoutesAnswerAcceptWith406(t *testing.T) {
 			v2 := s.url + "/v2/" + s.partition + "/"
 			do := func(method, url, body, accept, token string) (int, string) {
 				t.Helper()
-				req, err := http.NewRequest(method, url, strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if body != "" {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				if accept != "" {
-					req.Header.Set("Accept", accept)
-				}
-				if token != "" {
-					req.Header.Set("Authorization", "Bearer "+token)
-				}
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer res.Body.Close()
-				b, _ := io.ReadAll(res.Body)
-				return res.StatusCode, string(b)
+				return exchange(t, method, url, body, token, "Accept", accept)
 			}
 			tokenBody := `{"Secret":"` + secret.Secret + `","Lifetime":3600}`
 			if st, body := do("POST", v2+"security/tokens/generate", tokenBody, "application/xml", ""); st != http.StatusNotAcceptable || strings.Contains(body, "AccessToken") {
@@ -93,4 +74,32 @@ func TestJSONRoutesAnswerAcceptWith406(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exchange sends a request with a JSON body (when not empty), a bearer token (when not empty) and
+// headers (name, value; an empty value is not sent), and answers the status and the body.
+func exchange(t *testing.T, method, url, body, bearer string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }

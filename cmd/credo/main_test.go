@@ -160,20 +160,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	call := func(method, path, body, bearer string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
+		return exchange(t, method, "http://"+addr+path, body, bearer)
 	}
 	if st, _ := call("GET", "/v2/e01/platform/health", "", ""); st != http.StatusOK {
 		t.Errorf("health: %d", st)
