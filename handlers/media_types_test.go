@@ -13,7 +13,8 @@ import (
 
 // TestCreateAnswersOnlyAnAcceptItOffers: a create answers its record in JSON, so an Accept
 // without JSON (text/csv, application/xml) is a 406 problem, as on get and count (decisions §3),
-// and nothing is created; JSON, */* and no Accept are answered.
+// and nothing is created; JSON, */* and no Accept are answered. A retry with an
+// Idempotency-Key and such an Accept is a 406 too, not the kept answer replayed.
 func TestCreateAnswersOnlyAnAcceptItOffers(t *testing.T) {
 	reg := registry(t)
 	for _, b := range testenv.Backends(t) {
@@ -29,6 +30,14 @@ func TestCreateAnswersOnlyAnAcceptItOffers(t *testing.T) {
 			}
 			for _, accept := range []string{"application/json", "*/*", "text/csv;q=0.5, application/json"} {
 				ts.do(t, "POST", "security/users-comments", comment, "Accept", accept).expect(t, "create, Accept "+accept, http.StatusCreated)
+			}
+			// A retry with its Idempotency-Key is refused too, rather than replayed in JSON.
+			const key = "accept-retry"
+			ts.do(t, "POST", "security/users-comments", comment, "Idempotency-Key", key).expect(t, "create with a key", http.StatusCreated)
+			ts.do(t, "POST", "security/users-comments", comment, "Idempotency-Key", key, "Accept", "text/csv").
+				expect(t, "retry, Accept text/csv", http.StatusNotAcceptable)
+			if res := ts.do(t, "POST", "security/users-comments", comment, "Idempotency-Key", key); res.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("retry, Accept none: not replayed: %d %s", res.status, res.body)
 			}
 		})
 	}

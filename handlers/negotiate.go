@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"credo/engine"
+	"credo/handlers/problem"
 	"credo/handlers/request"
 )
 
@@ -31,4 +32,16 @@ func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 		return engine.FormatCSV, nil
 	}
 	return engine.FormatJSON, nil
+}
+
+// acceptsJSON is h behind get's Accept check: an Accept without JSON is a 406 before h runs
+// (decisions §3). A create is wrapped in it outside its Idempotency-Key keeper, so that nothing
+// is written, and no kept answer replayed, to a client that cannot take JSON.
+func acceptsJSON(h problem.HandlerFunc) problem.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := negotiate(r, false); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
 }

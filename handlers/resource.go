@@ -173,12 +173,9 @@ func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// create answers the stored record in JSON: an Accept without JSON is a 406 before anything is
-// written, as for get (decisions §3).
+// create answers the stored record in JSON; the router checks its Accept before the
+// Idempotency-Key keeper (acceptsJSON).
 func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
-	if _, err := negotiate(r, false); err != nil {
-		return err
-	}
 	body, err := request.Body(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
