@@ -147,7 +147,8 @@ func goSchema(t reflect.Type, members map[string]route.Schema, decoded bool) obj
 	case t == dateTimeType:
 		out = dateTimeSchema()
 	case t == timeType:
-		out = obj{"type": "string", "format": "date-time"}
+		// encoding/json writes nanoseconds and Z, not the API's datetime form (decisions §3).
+		panic(fmt.Sprintf("handlers: openapi: %s: answer instants as engine.DateTime, not time.Time", t))
 	case t == rawJSONType || t.Kind() == reflect.Interface:
 		out = obj{}
 	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):

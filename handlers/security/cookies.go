@@ -158,7 +158,7 @@ func (h *handler) decodeCookie(w http.ResponseWriter, r *http.Request) error {
 		}
 		return problem.New(http.StatusBadRequest, "The cookie cannot be read: %s.", err.Error())
 	}
-	var out any = payload
+	var out any = viewOf(payload)
 	if !params["decode"] {
 		j, err := json.Marshal(payload)
 		if err != nil {
@@ -178,9 +178,32 @@ type cookieReport struct {
 	SignatureVerification string `json:"SignatureVerification"`
 	// ExpiryVerification is "Not Expired (N minutes remaining)", "Expired", or "Unknown" when
 	// the cookie cannot be read.
-	ExpiryVerification string              `json:"ExpiryVerification"`
-	Expiry             *engine.DateTime    `json:"Expiry"`
-	Cookie             *auth.CookiePayload `json:"Cookie,omitempty"`
+	ExpiryVerification string           `json:"ExpiryVerification"`
+	Expiry             *engine.DateTime `json:"Expiry"`
+	Cookie             *cookieView      `json:"Cookie,omitempty"`
+}
+
+// cookieView is a cookie's payload as the API answers it: its instants in the API's datetime
+// form (decisions §3: at most 7 fraction digits, an offset), not Go's nanoseconds and `Z`.
+type cookieView struct {
+	Identifier   string          `json:"Identifier"`
+	User         string          `json:"User"`
+	Email        string          `json:"Email"`
+	Organization string          `json:"Organization"`
+	Partition    string          `json:"Partition"`
+	Roles        []string        `json:"Roles"`
+	Created      engine.DateTime `json:"Created"`
+	Expiry       engine.DateTime `json:"Expiry"`
+	Secret       string          `json:"Secret,omitempty"`
+	Token        string          `json:"Token,omitempty"`
+	Parent       string          `json:"Parent,omitempty"`
+}
+
+// viewOf returns the answer form of p.
+func viewOf(p *auth.CookiePayload) *cookieView {
+	return &cookieView{Identifier: p.Identifier, User: p.User, Email: p.Email, Organization: p.Organization,
+		Partition: p.Partition, Roles: nonNil(p.Roles), Created: dateTime(p.Created), Expiry: dateTime(p.Expiry),
+		Secret: p.Secret, Token: p.Token, Parent: p.Parent}
 }
 
 // validateCookie serves cookies/validate: whether a cookie is genuine, of this partition,
@@ -251,7 +274,7 @@ func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if params["decode"] {
-		rep.Cookie = payload
+		rep.Cookie = viewOf(payload)
 	}
 	return problem.JSON(w, http.StatusOK, rep)
 }

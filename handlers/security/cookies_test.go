@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,12 @@ type cookieReport struct {
 	Valid                                     bool
 	Reason                                    string
 	SignatureVerification, ExpiryVerification string
-	Cookie                                    *struct{ Identifier, User, Partition string }
+	Cookie                                    *struct{ Identifier, User, Partition, Created, Expiry string }
 }
+
+// apiInstant is the API's datetime form for an instant in UTC (decisions §3): at most 7
+// fraction digits and the offset +00:00.
+var apiInstant = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,7})?\+00:00$`)
 
 func TestCookies(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
@@ -54,6 +59,9 @@ func TestCookies(t *testing.T) {
 			if !rep.Valid || rep.SignatureVerification != "Passed" || rep.ExpiryVerification != "Not Expired (9 minutes remaining)" || rep.Cookie == nil || rep.Cookie.User != res.UserIdentifier {
 				t.Errorf("validate: %+v", rep)
 			}
+			if rep.Cookie != nil && (!apiInstant.MatchString(rep.Cookie.Created) || !apiInstant.MatchString(rep.Cookie.Expiry)) {
+				t.Errorf("validate answers the cookie's instants as %q and %q, not in the API's datetime form", rep.Cookie.Created, rep.Cookie.Expiry)
+			}
 			rep = cookieReport{}
 			e.do(t, "POST", "security/cookies/validate?decode=false", "", cookie...).expect(t, "validate the request's cookie", http.StatusOK).json(t, &rep)
 			if !rep.Valid || rep.Cookie != nil {
@@ -65,6 +73,10 @@ func TestCookies(t *testing.T) {
 			e.do(t, "POST", "security/cookies/decode", ck.Token).expect(t, "decode", http.StatusOK).json(t, &dec)
 			if !strings.HasPrefix(string(dec.Cookie), `{"Identifier":`) {
 				t.Errorf("decode: %s", dec.Cookie)
+			}
+			var decoded struct{ Created, Expiry string }
+			if err := json.Unmarshal(dec.Cookie, &decoded); err != nil || !apiInstant.MatchString(decoded.Created) || !apiInstant.MatchString(decoded.Expiry) {
+				t.Errorf("decode answers the cookie's instants as %q and %q (%v), not in the API's datetime form", decoded.Created, decoded.Expiry, err)
 			}
 			e.do(t, "POST", "security/cookies/decode?decode=false&decrypt=true", fmt.Sprintf("%q", ck.Token)).expect(t, "decode=false", http.StatusOK).json(t, &dec)
 			if !strings.HasPrefix(string(dec.Cookie), `"{\"Identifier\":`) {

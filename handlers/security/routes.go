@@ -104,7 +104,7 @@ func (s *Security) Routes(endpoints func() []handlers.Endpoint) []route.Route {
 			Body: credentialBody("The cookie token, as text or one JSON string; left out, the session cookie is read."),
 			Responses: ok(route.Content{MediaType: "application/json", Schema: route.Schema{Type: "object", Properties: []route.Property{
 				{Name: "Cookie", Required: true, Schema: route.Schema{OneOf: []route.Schema{
-					{Go: auth.CookiePayload{}}, route.String("The payload's JSON text (decode=false)."),
+					{Go: cookieView{}}, route.String("The payload's JSON text (decode=false)."),
 				}}},
 			}}}),
 			Errors:  []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},

@@ -4847,8 +4847,11 @@ type DecodeCookieParams struct {
 
 // DecodeCookie200JSONResponseBodyCookie0 defines parameters for DecodeCookie.
 type DecodeCookie200JSONResponseBodyCookie0 struct {
-	Created      time.Time `json:"Created"`
-	Email        string    `json:"Email"`
+	// Created ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+	Created time.Time `json:"Created"`
+	Email   string    `json:"Email"`
+
+	// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
 	Expiry       time.Time `json:"Expiry"`
 	Identifier   string    `json:"Identifier"`
 	Organization string    `json:"Organization"`
@@ -48656,8 +48659,11 @@ type ValidateCookieResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
 		Cookie nullable.Nullable[struct {
-			Created      time.Time `json:"Created"`
-			Email        string    `json:"Email"`
+			// Created ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+			Created time.Time `json:"Created"`
+			Email   string    `json:"Email"`
+
+			// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
 			Expiry       time.Time `json:"Expiry"`
 			Identifier   string    `json:"Identifier"`
 			Organization string    `json:"Organization"`
@@ -48715,8 +48721,11 @@ type ValidateCookieResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ValidateCookieResponse) GetJSON200() *struct {
 	Cookie nullable.Nullable[struct {
-		Created      time.Time `json:"Created"`
-		Email        string    `json:"Email"`
+		// Created ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+		Created time.Time `json:"Created"`
+		Email   string    `json:"Email"`
+
+		// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
 		Expiry       time.Time `json:"Expiry"`
 		Identifier   string    `json:"Identifier"`
 		Organization string    `json:"Organization"`
@@ -75156,8 +75165,11 @@ func ParseValidateCookieResponse(rsp *http.Response) (*ValidateCookieResponse, e
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Cookie nullable.Nullable[struct {
-				Created      time.Time `json:"Created"`
-				Email        string    `json:"Email"`
+				// Created ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
+				Created time.Time `json:"Created"`
+				Email   string    `json:"Email"`
+
+				// Expiry ISO 8601 with an offset (`Z` or `±HH:mm`) and up to 7 fraction digits; kept with its offset.
 				Expiry       time.Time `json:"Expiry"`
 				Identifier   string    `json:"Identifier"`
 				Organization string    `json:"Organization"`
