@@ -87,9 +87,11 @@ func ParseDateTime(s string) (DateTime, error) {
 	switch {
 	case rest == "Z":
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, okh := strconv.Atoi(rest[1:3])
-		om, okm := strconv.Atoi(rest[4:6])
-		if okh != nil || okm != nil || oh > 14 || om > 59 || oh == 14 && om > 0 {
+		// Digits only: strconv.Atoi took a sign, so that "+05:-1" read as +04:59 and "++1:00"
+		// as +01:00, values outside the send format that came back other than sent.
+		oh, okh := fixedDigits(rest[1:3])
+		om, okm := fixedDigits(rest[4:6])
+		if !okh || !okm || oh > 14 || om > 59 || oh == 14 && om > 0 {
 			return bad()
 		}
 		offset = oh*3600 + om*60

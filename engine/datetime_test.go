@@ -45,6 +45,8 @@ func TestParseDateTimeRejects(t *testing.T) {
 		"2024-03-10T14:30Z", "2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z", "2024-03-10T24:00:00Z",
 		"2024-03-10T14:30:00+1500", "2024-03-10T14:30:00+15:00", "2024-03-10T14:30:00+14:30",
 		"10/03/2024 2:30 PM", "2024-03-10T14:30:00.Z", "2024-03-10T14:30:00z",
+		// Signs inside the offset (found by FuzzParseDateTime): once read as +04:59, +01:00, -01:00, +00:30.
+		"2024-03-10T14:30:00+05:-1", "2024-03-10T14:30:00++1:00", "2024-03-10T14:30:00-+1:00", "2024-03-10T14:30:00+-0:30",
 	} {
 		if _, err := ParseDateTime(in); !errors.Is(err, ErrDateTime) {
 			t.Errorf("ParseDateTime(%q) = %v, want ErrDateTime", in, err)
