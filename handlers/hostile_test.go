@@ -78,6 +78,12 @@ func TestHostileInput(t *testing.T) {
 				{name: "count with Filter.Sort of no field", method: "GET", path: "security/users-comments/count?Filter.Sort=Nope", member: "Filter.Sort"},
 				{name: "count with Filter.Format of no format", method: "GET", path: "security/users-comments/count?Filter.Format=xml", member: "Filter.Format"},
 				{name: "count with Filter.Includes of no member", method: "GET", path: "security/users-comments/count?Filter.Includes=Nope", member: "Filter.Includes"},
+				// A Filter.* alias is named as sent on list and search too (found by FuzzListQuery).
+				{name: "list with Filter.Format of no format", method: "GET", path: "security/users-comments?Filter.Format=xml", member: "Filter.Format"},
+				{name: "search with Filter.Take out of range", method: "GET", path: "security/users-comments/search?Filter.Take=0", member: "Filter.Take"},
+				{name: "list with Filter.Includes of no member", method: "GET", path: "security/users-comments?Filter.Includes=Nope", member: "Filter.Includes"},
+				{name: "datetime with a signed offset minute", method: "GET", path: "security/users-comments?CommentCreated=2024-03-10T14:30:00%2B05:-1", member: "CommentCreated"},
+				{name: "datetime with a doubled offset sign", method: "POST", path: "security/users-comments", body: comment(`,"CommentCreated":"2024-03-10T14:30:00++1:00"`), member: "CommentCreated"},
 				// Limits before the database's.
 				{name: "filter longer than the member", method: "GET", path: "security/users-comments?CommentText=" + long, member: "CommentText"},
 				{name: "100 KB contains filter", method: "GET", path: "security/users-comments?CommentText=" + strings.Repeat("y", 100_000), member: "CommentText"},

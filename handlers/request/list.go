@@ -44,6 +44,9 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 	q := engine.Query{Page: 1, Take: engine.DefaultTake, Format: engine.FormatJSON}
 	verr := &engine.ValidationError{}
 	paging := map[string]string{}
+	// aliased holds the paging parameters given only as Filter.*: their problems name the
+	// parameter as sent (Filter.Format=xml is a problem of Filter.Format, not of Format).
+	aliased := map[string]bool{}
 	names := make([]string, 0, len(values))
 	for name := range values {
 		names = append(names, name)
@@ -88,6 +91,9 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 				verr.Add(name, fmt.Sprintf("%s and %s disagree", name, p))
 				continue
 			}
+			if _, given := paging[p]; !given {
+				aliased[p] = true
+			}
 			paging[p] = v
 		case slices.Contains(pagingParams, name):
 			if kind == KindCount {
@@ -99,6 +105,7 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 				continue
 			}
 			paging[name] = v
+			delete(aliased, name)
 		default:
 			f, ok := r.Filter(name)
 			if m, member := r.Member(name); !ok && member && m.WriteOnly {
@@ -117,7 +124,17 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 			q.Conds = append(q.Conds, engine.Cond{Field: f.Field, Op: f.Op, Value: val})
 		}
 	}
-	applyPaging(r, &q, paging, kind, verr)
+	pverr := &engine.ValidationError{}
+	applyPaging(r, &q, paging, kind, pverr)
+	for member, msgs := range pverr.Fields {
+		for _, msg := range msgs {
+			if aliased[member] {
+				verr.Add("Filter."+member, "Filter."+msg)
+			} else {
+				verr.Add(member, msg)
+			}
+		}
+	}
 	if !verr.Empty() {
 		return engine.Query{}, verr
 	}
@@ -128,19 +145,15 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 // then wins over the Accept header.
 func HasFormat(values url.Values) bool { return values.Has("Format") || values.Has("Filter.Format") }
 
+// applyPaging reads the paging parameters into q, adding their problems to verr under the
+// unprefixed names (Take, Format); ListQuery renames those given as Filter.*.
 func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, kind Kind, verr *engine.ValidationError) {
 	if kind == KindCount {
 		// Count accepts the Filter.* parameters (api.md rule 1) and pages nothing with them, but
-		// a value that list would refuse is refused here too, naming the parameter as sent:
-		// Filter.Take=abc is a mistake whatever it is sent to, never a silent default.
+		// a value that list would refuse is refused here too (ListQuery names the parameter as
+		// sent): Filter.Take=abc is a mistake whatever it is sent to, never a silent default.
 		var scratch engine.Query
-		checked := &engine.ValidationError{}
-		applyPaging(r, &scratch, paging, KindList, checked)
-		for member, msgs := range checked.Fields {
-			for _, msg := range msgs {
-				verr.Add("Filter."+member, "Filter."+msg)
-			}
-		}
+		applyPaging(r, &scratch, paging, KindList, verr)
 		return
 	}
 	if v, ok := paging["Page"]; ok {
