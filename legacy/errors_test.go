@@ -150,6 +150,7 @@ func TestErrors(t *testing.T) {
 			{name: "cancel missing event", method: "POST", path: "/api/events/" + missing + "/cancel", body: `{}`, status: 404, detail: msgEventNotFound},
 			{name: "list events without date", method: "GET", path: "/api/events/list-events", status: 400},
 			{name: "list events bad date", method: "GET", path: "/api/events/list-events?date=15/01/2030", status: 400},
+			{name: "list events on the year 0", method: "GET", path: "/api/events/list-events?date=0000-12-31", status: 400},
 			{name: "classes without organization", method: "GET", path: "/api/events/classes", as: "-", status: 400},
 			// strict input, credentials, routing
 			{name: "unknown body member", method: "POST", path: regPath(regBase, "cancel"), body: `{"reason":"x"}`, status: 400},

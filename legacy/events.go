@@ -89,20 +89,30 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request) error {
 		return engine.InvalidMember("date", "date %q must be yyyy-MM-dd or a datetime with an offset", date)
 	}
 	start := col("e", a.t.event, "EventStart")
-	evs, err := a.events(a.store.DB(r.Context()),
-		eq("e", a.t.event, "OrganizationIdentifier", caller(r).OrganizationIdentifier),
-		clause.Gte{Column: start, Value: lo.InstantKey()}, clause.Lt{Column: start, Value: hi.InstantKey()})
+	conds := []clause.Expression{eq("e", a.t.event, "OrganizationIdentifier", caller(r).OrganizationIdentifier),
+		clause.Gte{Column: start, Value: lo.InstantKey()}}
+	if !hi.After(engine.MaxInstant) {
+		// The end of the last day, 10000-01-01, is no instant credo keeps, and its key (five
+		// year digits) compares below every stored one: no start lies beyond it anyway.
+		conds = append(conds, clause.Lt{Column: start, Value: hi.InstantKey()})
+	}
+	evs, err := a.events(a.store.DB(r.Context()), conds...)
 	if err != nil {
 		return err
 	}
 	return problem.JSON(w, http.StatusOK, evs)
 }
 
-// parseDay returns the bounds [lo, hi) of the day a list-events date names.
+// parseDay returns the bounds [lo, hi) of the day a list-events date names. A calendar date
+// before 0001-01-01 is refused, as ParseDateTime refuses a datetime there; hi is after
+// engine.MaxInstant for the last day.
 func parseDay(s string) (lo, hi engine.DateTime, err error) {
 	var day time.Time
 	if len(s) == len("2006-01-02") {
 		day, err = time.Parse("2006-01-02", s)
+		if err == nil && day.Before(engine.MinInstant) {
+			err = fmt.Errorf("%q is before 0001-01-01", s)
+		}
 	} else {
 		var d engine.DateTime
 		d, err = engine.ParseDateTime(s)

@@ -62,6 +62,16 @@ func TestEvents(t *testing.T) {
 		if got := ids("/api/events/list-events?date="+day, orgB); len(got) != 0 {
 			t.Errorf("orgB sees %v", got)
 		}
+		// The last day credo keeps: its end (10000-01-01) is no instant credo keeps, and as a
+		// bound it compared below every stored start, so that the day listed nothing.
+		const last = "0190a6f0-0000-7000-8000-0000000004e6"
+		e.insert("Event", map[string]any{"EventIdentifier": last, "OrganizationIdentifier": orgA, "EventType": "Exam",
+			"EventTitle": "The last exam", "EventStart": mustDateTime(t, "9999-12-31T23:59:59.9999999Z")})
+		for _, date := range []string{"9999-12-31", "9999-12-31T12:00:00-01:00"} {
+			if got := ids("/api/events/list-events?date=" + date); !equalStrings(got, []string{last}) {
+				t.Errorf("the last day (%s): %v, want %v", date, got, []string{last})
+			}
+		}
 
 		t.Run("classes are anonymous and leave out cancelled ones", func(t *testing.T) {
 			e := e.with(t)
