@@ -35,7 +35,7 @@ func FuzzCSVRoundTrip(f *testing.F) {
 // FuzzCSVReader: reading any bytes never panics; a failure is an ErrCSV; every row read has
 // the first row's number of cells, and written again by AppendCSVRow reads back the same.
 func FuzzCSVReader(f *testing.F) {
-	for _, s := range []string{"a,b\r\nc,d\r\n", "a,b\r\nc,\"d\r\n", "\"a\"\"b\",c\n\n\nd,e", "a\r\rb,c", "\"x\"y", "", "\r\n\r\n", "a,\"\r\n\"\r\n"} {
+	for _, s := range []string{"a,b\r\nc,d\r\n", "a,b\r\nc,\"d\r\n", "\"a\"\"b\",c\n\n\nd,e", "a\r\rb,c", "\"x\"y", "", "\r\n\r\n", "a,\"\r\n\"\r\n", "\r0", "a\n\r"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -172,6 +172,14 @@ func TestCSVReaderKeepsValues(t *testing.T) {
 			}
 		}
 	}
+	// A lone CR starting a row is a value's first byte, not a line end (found by FuzzLoadCSV:
+	// "\r0" was a bufio error).
+	if got := readAll(t, []byte("\r0,a\r\n\n\rb,\r")); !slices.EqualFunc(got, [][]string{{"\r0", "a"}, {"\rb", "\r"}}, slices.Equal) {
+		t.Errorf("rows starting with a lone CR: %q", got)
+	}
+	if got := readAll(t, []byte("\r")); !slices.EqualFunc(got, [][]string{{"\r"}}, slices.Equal) {
+		t.Errorf("a lone CR: %q", got)
+	}
 	// The last row may lack its line end; a last empty cell after a comma is a cell.
 	if got := readAll(t, []byte("a,b\r\nc,")); !slices.EqualFunc(got, [][]string{{"a", "b"}, {"c", ""}}, slices.Equal) {
 		t.Errorf("unterminated last row: %q", got)

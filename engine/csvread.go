@@ -54,21 +54,23 @@ func (c *CSVReader) Read() ([]string, error) {
 	return row, nil
 }
 
-// skipEmptyLines consumes empty lines; io.EOF when nothing follows them.
+// skipEmptyLines consumes empty lines; io.EOF when nothing follows them. It looks ahead
+// rather than reading and unreading: after a CR that no LF follows, a second UnreadByte was
+// an error of bufio's ("\r0" did not read).
 func (c *CSVReader) skipEmptyLines() error {
 	for {
-		b, err := c.r.ReadByte()
-		if err != nil {
-			return err
-		}
+		b, err := c.r.Peek(2)
 		switch {
-		case b == '\n':
-			c.line++
-		case b == '\r' && c.next('\n'):
-			c.line++
+		case len(b) == 0:
+			return err
+		case b[0] == '\n':
+			_, _ = c.r.Discard(1) // buffered by Peek
+		case b[0] == '\r' && len(b) == 2 && b[1] == '\n':
+			_, _ = c.r.Discard(2)
 		default:
-			return c.r.UnreadByte()
+			return nil
 		}
+		c.line++
 	}
 }
 
