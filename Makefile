@@ -8,7 +8,7 @@ STATICCHECK_VERSION := v0.8.2
 # pinned version in its cache, so CI downloads it once per machine.
 REDOCLY_VERSION := 2.77.0
 
-.PHONY: run build test test-postgres lint openapi bench seed
+.PHONY: run build test test-postgres fuzz lint openapi bench seed
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/credo ./cmd/credo
@@ -26,6 +26,21 @@ test:
 ## test-postgres: start the local PostgreSQL cluster (see scripts/postgres.sh) and test on both stores.
 test-postgres:
 	eval "$$(bash scripts/postgres.sh)" && CREDO_REQUIRE_POSTGRES=1 $(MAKE) test
+
+## fuzz: run every fuzz target for FUZZTIME (default 1m) with one worker; a failing input is
+## written under its package's testdata/fuzz: fix it, and keep it as a seed (f.Add) or a table
+## test on both stores. Plain `go test` runs every target's seeds. CREDO_FUZZ_POSTGRES=1 makes
+## the store targets write to the test PostgreSQL instead of SQLite.
+FUZZTIME ?= 1m
+FUZZ_TARGETS := engine:FuzzParseDateTime engine:FuzzParseStorage engine:FuzzCheckJSON \
+	engine:FuzzDraftRoundTrip engine:FuzzDraftMember engine:FuzzLoadCSV engine:FuzzCSVRoundTrip \
+	engine:FuzzCSVReader handlers/request:FuzzListQuery handlers/request:FuzzAppendToken \
+	handlers/observe:FuzzAccessLine cmd/credo:FuzzHTTP
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "$${t##*:} (./$${t%%:*})"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -parallel 1 ./$${t%%:*}/ || exit 1; \
+	done
 
 lint: openapi
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
