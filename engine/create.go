@@ -96,7 +96,22 @@ func (s *Store) prepareNew(r *Resource, d Draft, org string) error {
 	}
 	verr := d.problemsOfWrite()
 	claimScope(r, rec, present, org, verr)
+	requireKey(r, present, d.failed, verr)
 	return prepare(r, rec, present, present, d.failed, verr)
+}
+
+// requireKey adds to verr each member of a new record's key that the draft omits and nothing
+// fills (a generated UUID key, the scope's organization, a default): a key names the record,
+// and its zero value (the nil UUID, "") named one silently, so that a second such row was a
+// conflict over a key nobody sent. A null member is complete's to refuse, and a required one
+// complete's to name.
+func requireKey(r *Resource, present, failed []bool, verr *ValidationError) {
+	for _, k := range r.Key {
+		if present[k.Index] || failed != nil && failed[k.Index] || k.Default != "" || k.Required && !k.ReadOnly {
+			continue
+		}
+		verr.Add(k.Name, k.Name+" is required: it is part of the key")
+	}
 }
 
 // problemsOfWrite starts the problems of a write of the draft with those its decoding found
