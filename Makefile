@@ -29,8 +29,8 @@ test-postgres:
 
 ## fuzz: run every fuzz target for FUZZTIME (default 1m) with one worker; a failing input is
 ## written under its package's testdata/fuzz: fix it, and keep it as a seed (f.Add) or a table
-## test on both stores. Plain `go test` runs every target's seeds. CREDO_FUZZ_POSTGRES=1 makes
-## the store targets write to the test PostgreSQL instead of SQLite.
+## test on both stores. Plain `go test` runs every target's seeds on both stores (PostgreSQL when
+## CREDO_TEST_POSTGRES is set); fuzzing uses SQLite, or the test PostgreSQL with CREDO_FUZZ_POSTGRES=1.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := engine:FuzzParseDateTime engine:FuzzParseStorage engine:FuzzCheckJSON \
 	engine:FuzzDraftRoundTrip engine:FuzzDraftMember engine:FuzzLoadCSV engine:FuzzCSVRoundTrip \

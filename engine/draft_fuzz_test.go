@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -38,9 +37,11 @@ func FuzzDraftRoundTrip(f *testing.F) {
 			}
 		}
 	}
-	s := fuzzStore(f, reg)
+	stores := fuzzStores(f, reg)
 	f.Fuzz(func(t *testing.T, which uint8, body, patch []byte) {
-		roundTrip(t, s, rs[int(which)%len(rs)], body, patch)
+		for _, s := range stores {
+			roundTrip(t, s, rs[int(which)%len(rs)], body, patch)
+		}
 	})
 }
 
@@ -67,7 +68,7 @@ func FuzzDraftMember(f *testing.F) {
 			f.Add(uint8(i), uint8(i), v.v, v.quoted, i%2 == 0)
 		}
 	}
-	s := fuzzStore(f, reg)
+	stores := fuzzStores(f, reg)
 	f.Fuzz(func(t *testing.T, which, member uint8, value string, quoted, inPatch bool) {
 		r := rs[int(which)%len(rs)]
 		fl := r.Fields[int(member)%len(r.Fields)]
@@ -79,7 +80,9 @@ func FuzzDraftMember(f *testing.F) {
 		if inPatch {
 			body, patch = withMember(r, 0, "", ""), `{"`+fl.Name+`":`+v+`}`
 		}
-		roundTrip(t, s, r, []byte(body), []byte(patch))
+		for _, s := range stores {
+			roundTrip(t, s, r, []byte(body), []byte(patch))
+		}
 	})
 }
 
@@ -106,21 +109,24 @@ func withMember(r *engine.Resource, n int, member, v string) string {
 	return b.String()
 }
 
-// fuzzStore opens the store a fuzz target writes to: SQLite in a temporary folder, or with
-// CREDO_FUZZ_POSTGRES=1 a fresh partition of the test PostgreSQL (to run a corpus there:
-// copy it under testdata/fuzz and run the target's seeds with -run).
-func fuzzStore(f *testing.F, reg *engine.Registry) *engine.Store {
-	url, p := "sqlite:"+f.TempDir(), "fuzz"
-	if os.Getenv("CREDO_FUZZ_POSTGRES") == "1" {
-		url, p = testenv.Postgres(f), testenv.Partition(f)
+// fuzzStores opens the stores a fuzz target writes to (testenv.FuzzBackends): both when its
+// seeds run as a test, one while fuzzing.
+func fuzzStores(f *testing.F, reg *engine.Registry) []*engine.Store {
+	var out []*engine.Store
+	for _, b := range testenv.FuzzBackends(f) {
+		p := "fuzz"
+		if b.Name == "postgres" {
+			p = testenv.Partition(f)
+		}
+		db, err := engine.Open(context.Background(), b.URL, []string{p}, reg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Cleanup(func() { db.Close() })
+		s, _ := db.Store(p)
+		out = append(out, s)
 	}
-	db, err := engine.Open(context.Background(), url, []string{p}, reg)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { db.Close() })
-	s, _ := db.Store(p)
-	return s
+	return out
 }
 
 // draftCase is a create body and a patch of a resource that FuzzDraftRoundTrip found wanting.

@@ -34,9 +34,11 @@ func FuzzLoadCSV(f *testing.F) {
 		f.Add(uint8(i), []byte(strings.Join(names, ",")+"\r\n"+strings.Join(cells, ",")+"\r\n"))
 	}
 	f.Add(uint8(0), []byte("Nope,Nope\r\n1,2\r\n"))
-	s := fuzzStore(f, reg)
+	stores := fuzzStores(f, reg)
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
-		loadCSV(t, s, rs[int(which)%len(rs)], data)
+		for _, s := range stores {
+			loadCSV(t, s, rs[int(which)%len(rs)], data)
+		}
 	})
 }
 

@@ -24,11 +24,82 @@ import (
 // 1). A request that net/http itself reads is answered below 500, and every 4xx
 // answer is a problem document (decisions §3) whose Status is the response's.
 func FuzzHTTP(f *testing.F) {
-	// SQLite in a temporary folder, or with CREDO_FUZZ_POSTGRES=1 a fresh partition of the test
-	// PostgreSQL (to run a corpus there: copy it under testdata/fuzz and run the seeds).
-	url, p := "sqlite:"+f.TempDir(), "e01"
-	if os.Getenv("CREDO_FUZZ_POSTGRES") == "1" {
-		url, p = testenv.Postgres(f), testenv.Partition(f)
+	var servers []fuzzServer
+	for _, b := range testenv.FuzzBackends(f) {
+		servers = append(servers, newFuzzServer(f, b))
+	}
+	seeds := []struct{ method, target, body string }{
+		{"GET", "/v2/{p}/security/users-comments?Take=5&Sort=CommentText+desc&Format=csv", ""},
+		{"POST", "/v2/{p}/security/users-comments", `{"CommentCreatedBy":"{user}","OrganizationIdentifier":"{org}","UserIdentifier":"{user}","CommentText":"x","CommentCreated":"2024-03-10T14:30:00-06:00"}`},
+		{"PATCH", "/v2/{p}/security/users-comments/0190a6f0-0000-7000-8000-00000000000a", `{"CommentText":null}`},
+		{"PUT", "/v2/{p}/directory/people-fields/0190a6f0-0000-7000-8000-00000000000a", `{"UserIdentifier":"{user}","FieldSequence":1}`},
+		{"DELETE", "/v2/{p}/security/permissions/0190a6f0-0000-7000-8000-00000000000a", ""},
+		{"HEAD", "/v2/{p}/security/users/{user}", ""},
+		{"GET", "/v2/{p}/directory/people/count?Filter.Take=5&Origin.When=2024-03-10T14:30:00Z", ""},
+		{"GET", "/v2/{p}/progress/gradebooks/search?GradebookCreatedSince=2024-03-10T14:30:00Z&Includes=GradebookTitle", ""},
+		{"GET", "/v2/{p}/progress/gradebooks/export?Format=csv", ""},
+		{"GET", "/v2/{p}/progress/gradebooks/download/0190a6f0-0000-7000-8000-00000000000a", ""},
+		{"POST", "/v2/{p}/contact/persons/import", `[{"Identifier":"0190a6f0-0000-7000-8000-0000000000f1","Email":"a@example.com","FirstName":"A","LastName":"B","EmployeeType":"Employee","Manager":""}]`},
+		{"POST", "/v2/{p}/api/plugin/cmds/compliance-summaries", `{"Departments":[],"Measurements":[1,18],"ProfileCondition":2,"DataAccess":null}`},
+		{"POST", "/v2/{p}/security/tokens/generate", `{"Secret":"x","Lifetime":59}`},
+		{"POST", "/v2/{p}/security/tokens/validate", `eyJhbGciOiJIUzI1NiJ9.e30.x`},
+		{"POST", "/v2/{p}/security/cookies/decode?decode=true&decrypt=false", `abc`},
+		{"GET", "/v2/{p}/platform/formats/time?value=2024-03-10T14:30:00-05:00", ""},
+		{"GET", "/v2/{p}/platform/routes/settings?url=/a/b", ""},
+		{"GET", "/api/events/list-events?date=2024-03-10", ""},
+		{"POST", "/api/events/0190a6f0-0000-7000-8000-00000000000a", `{"EventVenue":"0190a6f0-0000-7000-8000-00000000000a","EventStart":"2030-03-10T14:30:00Z","RegistrationLimit":5}`},
+		{"POST", "/api/registrations/search", `{"Name":"a","LastChangeTimeSince":"2024-03-10T14:30:00Z"}`},
+		{"POST", "/api/registrations/0190a6f0-0000-7000-8000-00000000000a/commands/register-lax", `{"EventVenue":"0190a6f0-0000-7000-8000-00000000000a","EventStart":"2030-03-10T14:30:00Z","Learner":"{user}","Assessment":"X","Accommodations":[{"Type":"T","TimeExtension":5}]}`},
+		{"POST", "/api/registrations/0190a6f0-0000-7000-8000-00000000000a/commands/grant-accommodation", `{"Type":"T","Name":"n","TimeExtension":2147483647}`},
+		{"POST", "/api/integration/partner/callback/0190a6f0-0000-7000-8000-00000000000a/0190a6f0-0000-7000-8000-00000000000b", `{"cmi.core.lesson_status":"passed"}`},
+		{"GET", "/api/events/classes?organization={org}", ""},
+		{"GET", "/api/events/scrap-paper?id=x", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.method, s.target, []byte(s.body), true)
+		f.Add(s.method, s.target, []byte(s.body), false)
+	}
+	f.Fuzz(func(t *testing.T, method, target string, body []byte, authed bool) {
+		for _, srv := range servers {
+			bearer := ""
+			if authed {
+				bearer = srv.token
+			}
+			fill := strings.NewReplacer("{p}", srv.partition, "{user}", srv.user, "{org}", srv.org)
+			rec := serveRaw(srv.h, method, fill.Replace(target), fill.Replace(string(body)), bearer)
+			if rec == nil {
+				return // net/http refuses the request itself
+			}
+			if rec.Code >= 500 {
+				t.Fatalf("%s: %s %s %q: %d %s", srv.name, method, target, body, rec.Code, rec.Body)
+			}
+			if rec.Code < 400 || method == "HEAD" {
+				continue
+			}
+			ct, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+			var doc struct {
+				Status int
+				Title  string
+			}
+			if ct != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil || doc.Status != rec.Code || doc.Title == "" {
+				t.Fatalf("%s: %s %s %q: %d %s %s, not a problem document", srv.name, method, target, body, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			}
+		}
+	})
+}
+
+// fuzzServer is FuzzHTTP's server on one store, with an operator's token and who it is.
+type fuzzServer struct {
+	name, partition, token, org, user string
+	h                                 http.Handler
+}
+
+// newFuzzServer wires a server as credo serve does on b, in a fresh partition, with an
+// operator and a bearer token of the operator's.
+func newFuzzServer(f *testing.F, b testenv.Backend) fuzzServer {
+	url, p := b.URL, "e01"
+	if b.Name == "postgres" {
+		p = testenv.Partition(f)
 	}
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"secret", "create", "--database", url, "--partition", p, "--operator", "--email", "fuzz@example.com", "--json"},
@@ -67,62 +138,7 @@ func FuzzHTTP(f *testing.F) {
 		f.Fatalf("generate a token: %d %s", rec.Code, rec.Body)
 	}
 
-	org, user := secret.OrganizationIdentifier, secret.UserIdentifier
-	seeds := []struct{ method, target, body string }{
-		{"GET", "/v2/{p}/security/users-comments?Take=5&Sort=CommentText+desc&Format=csv", ""},
-		{"POST", "/v2/{p}/security/users-comments", `{"CommentCreatedBy":"` + user + `","OrganizationIdentifier":"` + org + `","UserIdentifier":"` + user + `","CommentText":"x","CommentCreated":"2024-03-10T14:30:00-06:00"}`},
-		{"PATCH", "/v2/{p}/security/users-comments/0190a6f0-0000-7000-8000-00000000000a", `{"CommentText":null}`},
-		{"PUT", "/v2/{p}/directory/people-fields/0190a6f0-0000-7000-8000-00000000000a", `{"UserIdentifier":"` + user + `","FieldSequence":1}`},
-		{"DELETE", "/v2/{p}/security/permissions/0190a6f0-0000-7000-8000-00000000000a", ""},
-		{"HEAD", "/v2/{p}/security/users/" + user, ""},
-		{"GET", "/v2/{p}/directory/people/count?Filter.Take=5&Origin.When=2024-03-10T14:30:00Z", ""},
-		{"GET", "/v2/{p}/progress/gradebooks/search?GradebookCreatedSince=2024-03-10T14:30:00Z&Includes=GradebookTitle", ""},
-		{"GET", "/v2/{p}/progress/gradebooks/export?Format=csv", ""},
-		{"GET", "/v2/{p}/progress/gradebooks/download/0190a6f0-0000-7000-8000-00000000000a", ""},
-		{"POST", "/v2/{p}/contact/persons/import", `[{"Identifier":"0190a6f0-0000-7000-8000-0000000000f1","Email":"a@example.com","FirstName":"A","LastName":"B","EmployeeType":"Employee","Manager":""}]`},
-		{"POST", "/v2/{p}/api/plugin/cmds/compliance-summaries", `{"Departments":[],"Measurements":[1,18],"ProfileCondition":2,"DataAccess":null}`},
-		{"POST", "/v2/{p}/security/tokens/generate", `{"Secret":"x","Lifetime":59}`},
-		{"POST", "/v2/{p}/security/tokens/validate", `eyJhbGciOiJIUzI1NiJ9.e30.x`},
-		{"POST", "/v2/{p}/security/cookies/decode?decode=true&decrypt=false", `abc`},
-		{"GET", "/v2/{p}/platform/formats/time?value=2024-03-10T14:30:00-05:00", ""},
-		{"GET", "/v2/{p}/platform/routes/settings?url=/a/b", ""},
-		{"GET", "/api/events/list-events?date=2024-03-10", ""},
-		{"POST", "/api/events/0190a6f0-0000-7000-8000-00000000000a", `{"EventVenue":"0190a6f0-0000-7000-8000-00000000000a","EventStart":"2030-03-10T14:30:00Z","RegistrationLimit":5}`},
-		{"POST", "/api/registrations/search", `{"Name":"a","LastChangeTimeSince":"2024-03-10T14:30:00Z"}`},
-		{"POST", "/api/registrations/0190a6f0-0000-7000-8000-00000000000a/commands/register-lax", `{"EventVenue":"0190a6f0-0000-7000-8000-00000000000a","EventStart":"2030-03-10T14:30:00Z","Learner":"` + user + `","Assessment":"X","Accommodations":[{"Type":"T","TimeExtension":5}]}`},
-		{"POST", "/api/registrations/0190a6f0-0000-7000-8000-00000000000a/commands/grant-accommodation", `{"Type":"T","Name":"n","TimeExtension":2147483647}`},
-		{"POST", "/api/integration/partner/callback/0190a6f0-0000-7000-8000-00000000000a/0190a6f0-0000-7000-8000-00000000000b", `{"cmi.core.lesson_status":"passed"}`},
-		{"GET", "/api/events/classes?organization=" + org, ""},
-		{"GET", "/api/events/scrap-paper?id=x", ""},
-	}
-	for _, s := range seeds {
-		f.Add(s.method, s.target, []byte(s.body), true)
-		f.Add(s.method, s.target, []byte(s.body), false)
-	}
-	f.Fuzz(func(t *testing.T, method, target string, body []byte, authed bool) {
-		bearer := ""
-		if authed {
-			bearer = tok.AccessToken
-		}
-		rec := serveRaw(h, method, strings.ReplaceAll(target, "{p}", p), string(body), bearer)
-		if rec == nil {
-			return // net/http refuses the request itself
-		}
-		if rec.Code >= 500 {
-			t.Fatalf("%s %s %q: %d %s", method, target, body, rec.Code, rec.Body)
-		}
-		if rec.Code < 400 || method == "HEAD" {
-			return
-		}
-		ct, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
-		var doc struct {
-			Status int
-			Title  string
-		}
-		if ct != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil || doc.Status != rec.Code || doc.Title == "" {
-			t.Fatalf("%s %s %q: %d %s %s, not a problem document", method, target, body, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
-		}
-	})
+	return fuzzServer{name: b.Name, partition: p, token: tok.AccessToken, org: secret.OrganizationIdentifier, user: secret.UserIdentifier, h: h}
 }
 
 // serveRaw writes a request as a client would send it, reads it back as net/http's server does

@@ -5,6 +5,7 @@ package testenv
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"os"
 	"testing"
 
@@ -36,6 +37,21 @@ func Backends(t testing.TB) []Backend {
 		t.Logf("PostgreSQL cases not run: set CREDO_TEST_POSTGRES to run them")
 	}
 	return out
+}
+
+// FuzzBackends returns the databases a fuzz target runs against. Run as a test (its seeds and
+// corpus, as CI does) it is Backends: every case on both stores. While fuzzing (-fuzz) it is one
+// store, SQLite, or PostgreSQL with CREDO_FUZZ_POSTGRES=1: a fuzzer's worker per input and store
+// would halve its inputs a second.
+func FuzzBackends(t testing.TB) []Backend {
+	t.Helper()
+	if fz := flag.Lookup("test.fuzz"); fz == nil || fz.Value.String() == "" {
+		return Backends(t)
+	}
+	if os.Getenv("CREDO_FUZZ_POSTGRES") == "1" {
+		return []Backend{{Name: "postgres", URL: Postgres(t)}}
+	}
+	return []Backend{{Name: "sqlite", URL: "sqlite:" + t.TempDir()}}
 }
 
 // Postgres returns the test PostgreSQL's URL (CREDO_TEST_POSTGRES), for cases that only
