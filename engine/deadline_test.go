@@ -239,6 +239,25 @@ func silentListener(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// TestStartupRefusedSaysSo: a database that refuses the connection at once fails start-up with
+// the refusal, not with a wait it did not do ("did not connect or answer within …").
+func TestStartupRefusedSaysSo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: a connection is refused at once
+	_, err = engine.Limits{Timeout: 5 * time.Second}.Open(context.Background(), "postgres://credo:s3cret@"+addr+"/credo", []string{"e07"}, fixtureRegistry(t))
+	if err == nil {
+		t.Fatal("open against a closed port succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "partition e07") || !strings.Contains(msg, "the database is unavailable") || strings.Contains(msg, "within 5s") || strings.Contains(msg, "s3cret") {
+		t.Errorf("start-up error against a closed port: %q", msg)
+	}
+}
+
 // TestStartupIsBounded: opening a database that never answers fails within the timeout with a
 // message naming the partition and the database (without its password); cancelling start-up
 // (a signal) returns at once.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -155,6 +156,13 @@ func (l Limits) Open(ctx context.Context, url string, partitions []string, reg *
 	return d, nil
 }
 
+// timedOut reports whether err is a wait that reached its deadline (a connection attempt or a
+// statement), rather than a refusal.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
+}
+
 // start connects and migrates one partition.
 func (d *Database) start(ctx context.Context, s *Store, url string) error {
 	err := s.Migrate(ctx)
@@ -163,8 +171,12 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
-	case errors.Is(translate(nil, err), ErrUnavailable):
+	case errors.Is(translate(nil, err), ErrUnavailable) && timedOut(err):
 		wrap(&err, "partition %s on %s: the database did not connect or answer within %v", s.Partition, Redact(url), d.limits.Timeout)
+		return err
+	case errors.Is(translate(nil, err), ErrUnavailable):
+		// Refused or cut at once: the cause that follows says which; no wait was involved.
+		wrap(&err, "partition %s on %s: the database is unavailable", s.Partition, Redact(url))
 		return err
 	}
 	wrap(&err, "partition %s on %s", s.Partition, Redact(url))
