@@ -166,15 +166,17 @@ func timedOut(err error) bool {
 // start connects and migrates one partition.
 func (d *Database) start(ctx context.Context, s *Store, url string) error {
 	err := s.Migrate(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
+	}
+	unavailable := errors.Is(translate(nil, err), ErrUnavailable)
+	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
-	case errors.Is(translate(nil, err), ErrUnavailable) && timedOut(err):
+	case unavailable && timedOut(err):
 		wrap(&err, "partition %s on %s: the database did not connect or answer within %v", s.Partition, Redact(url), d.limits.Timeout)
 		return err
-	case errors.Is(translate(nil, err), ErrUnavailable):
+	case unavailable:
 		// Refused or cut at once: the cause that follows says which; no wait was involved.
 		wrap(&err, "partition %s on %s: the database is unavailable", s.Partition, Redact(url))
 		return err
