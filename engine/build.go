@@ -57,19 +57,13 @@ func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression 
 	}
 	switch op {
 	case MatchIn:
-		var vals []any
-		switch x := v.(type) {
-		case []string:
-			for _, s := range x {
-				vals = append(vals, s)
-			}
-		case []any:
-			vals = x
-		}
+		vals := values(v)
 		if len(vals) == 0 {
 			return clause.Expr{SQL: "1 = 0"}
 		}
 		return clause.IN{Column: c, Values: vals}
+	case MatchSame:
+		return s.sameCond(tbl, f, values(v))
 	case MatchContains:
 		return s.Contains(clause.Expr{SQL: "?", Vars: []any{c}}, v.(string))
 	case MatchGte:
@@ -78,6 +72,45 @@ func (s *Store) cond(tbl string, f *Field, op MatchOp, v any) clause.Expression 
 		return clause.Lt{Column: c, Value: v}
 	}
 	return clause.Eq{Column: c, Value: v}
+}
+
+// values returns the values of a MatchIn or MatchSame condition: a []string, a []any, or one
+// value.
+func values(v any) []any {
+	switch x := v.(type) {
+	case []string:
+		vals := make([]any, len(x))
+		for i, s := range x {
+			vals[i] = s
+		}
+		return vals
+	case []any:
+		return x
+	}
+	return []any{v}
+}
+
+// sameCond renders a MatchSame condition on f, one of the table aliased tbl: its column, or
+// the column folded as its unique constraints fold it, is one of vals (folded alike), and not
+// an empty string. The expression is the one of the constraint's index (uniqueExpr), and so is
+// the condition on empty strings, without which neither store may use the partial index.
+func (s *Store) sameCond(tbl string, f *Field, vals []any) clause.Expression {
+	u := Unique{Fields: []*Field{f}, Fold: f.fold}
+	var keep []any
+	for _, v := range u.sameValues(f, vals) {
+		if v != "" {
+			keep = append(keep, v)
+		}
+	}
+	if len(keep) == 0 {
+		return clause.Expr{SQL: "1 = 0"}
+	}
+	in := clause.Expr{SQL: s.uniqueExpr(tbl, u, f) + " IN ?", Vars: []any{keep}}
+	if !skipsEmpty(f) {
+		return in
+	}
+	// A literal, as the index's own condition is: a parameter would not prove it.
+	return clause.And(in, clause.Expr{SQL: tbl + "." + quote(f.Column) + " <> ''"})
 }
 
 // Contains returns the condition that the text expression e (a column, or SQL text of the

@@ -242,9 +242,9 @@ type bulkLoad struct {
 	refusal error // the write check's first refusal
 	n       int   // rows read
 	bulk    BulkError
-	// sets are r's key and unique constraints; seen[i] maps the hash of each tuple of sets[i]
-	// in the rows so far to its first row.
-	sets [][]*Field
+	// sets are r's key (as a constraint that does not fold) and unique constraints; seen[i]
+	// maps the hash of each tuple of sets[i] in the rows so far to its first row.
+	sets []Unique
 	seen []map[tupleHash]firstRow
 	// empty is true when r's table held no row when the load began: no tuple of the load can
 	// be stored before it, and checkSet asks the partition nothing.
@@ -280,7 +280,7 @@ type laterRef struct {
 }
 
 func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt BulkOptions, write bool) *bulkLoad {
-	l := &bulkLoad{s: s, r: r, org: scope.orgFor(r), opt: opt, write: write, sets: append([][]*Field{r.Key}, r.Unique...)}
+	l := &bulkLoad{s: s, r: r, org: scope.orgFor(r), opt: opt, write: write, sets: append([]Unique{{Fields: r.Key}}, r.Unique...)}
 	if write {
 		l.check = writeCheck(ctx, r)
 	}

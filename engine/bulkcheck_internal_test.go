@@ -30,10 +30,10 @@ func TestTupleLookupUsesThePartialUniqueIndex(t *testing.T) {
 	ctx := context.Background()
 	eachInternalStore(t, reg, "tuples", func(t *testing.T, s *Store) {
 		u := reg.MustByName("User")
-		email := u.Unique[0][0] // [Email]: one member, a string
+		email := u.Unique[0] // [Email]: one member, a string, folding case
 		for index, q := range map[string]*gorm.DB{
-			indexName("ux", w, set):             s.tuplesQuery(ctx, w, set, tuples, true),
-			indexName("ux", u, []*Field{email}): s.valuesQuery(ctx, u, email, []any{"a@example.com", "b@example.com"}, true),
+			uniqueIndexName(w, set):   s.tuplesQuery(ctx, w, set, tuples, true),
+			uniqueIndexName(u, email): s.valuesQuery(ctx, u, email, []any{"A@example.com", "b@example.com"}, true),
 		} {
 			if plan := explain(t, s, q, seqScanOff); !strings.Contains(plan, index) {
 				t.Errorf("the lookup does not use %s:\n%s", index, plan)
@@ -87,7 +87,7 @@ func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s.dialect == SQLite {
-			index := indexName("ux", w, set)
+			index := uniqueIndexName(w, set)
 			if plan := explain(t, s, s.tuplesQuery(ctx, w, set, tuples, true), func(*Store) error { return nil }); !strings.Contains(plan, index) {
 				t.Errorf("the lookup does not use %s:\n%s", index, plan)
 			}

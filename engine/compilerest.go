@@ -263,7 +263,7 @@ func scopeCond(p *parsed, r *Resource, g *Registry, s ScopeSpec, at ...any) (Sco
 // compileIndexes resolves the unique constraints and the indexes.
 func compileIndexes(p *parsed, r *Resource, _ *Registry) error {
 	var err error
-	if r.Unique, err = fieldLists(p, r, p.d.Unique, "unique"); err != nil {
+	if r.Unique, err = compileUnique(p, r); err != nil {
 		return err
 	}
 	r.Indexes, err = fieldLists(p, r, p.d.Indexes, "index")

@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
 // Descriptor is the YAML form of one record group or internal table, exactly as written in
 // resources/. It is decoded strictly (unknown keys are errors) and then compiled into a Resource;
 // docs/descriptors.md documents every key.
@@ -30,8 +36,8 @@ type Descriptor struct {
 	// Scope limits a non-operator caller to its organization: every entry is one WHERE
 	// condition, and all must hold.
 	Scope []ScopeSpec `yaml:"scope"`
-	// Unique lists unique constraints, each a list of fields.
-	Unique [][]string `yaml:"unique"`
+	// Unique lists unique constraints, each a list of fields or a UniqueSpec mapping.
+	Unique []UniqueSpec `yaml:"unique"`
 	// Indexes lists extra composite indexes; single-field indexes for filters, sort and scope are implied.
 	Indexes [][]string `yaml:"indexes"`
 	// MaxTake caps Take for this group; default MaxTake.
@@ -127,6 +133,42 @@ type ScopeSpec struct {
 	Field string      `yaml:"field"`
 	Via   *LinkSpec   `yaml:"via"`
 	Any   []ScopeSpec `yaml:"any"`
+}
+
+// UniqueSpec is one unique constraint, written as the list of its fields, `[A, B]`, or as a
+// mapping, `{fields: [A, B], fold: ascii}`.
+type UniqueSpec struct {
+	Fields []string `yaml:"fields"`
+	// Fold is how the constraint compares its string members: exact (the default) or ascii
+	// (the letters A–Z and a–z alike, every other character exactly; see Fold).
+	Fold string `yaml:"fold"`
+}
+
+// UnmarshalYAML reads either form, refusing unknown keys as the strict decoder does (a
+// decoder of a node does not inherit KnownFields).
+func (u *UniqueSpec) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return n.Decode(&u.Fields)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			var err error
+			switch k.Value {
+			case "fields":
+				err = v.Decode(&u.Fields)
+			case "fold":
+				err = v.Decode(&u.Fold)
+			default:
+				return fmt.Errorf("line %d: unique: unknown key %q (fields, fold)", k.Line, k.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("line %d: a unique entry is a list of fields or {fields: [...], fold: ...}", n.Line)
 }
 
 // HookSpec names registered hooks (see hooks.go).

@@ -48,6 +48,10 @@ func TestDescriptorErrors(t *testing.T) {
 		{file: "scope-any-nested.yaml", line: 16, want: "an entry of scope any is a field with via (no any of its own)"},
 		{file: "scope-any-unknown-remote.yaml", line: 16, want: `remote "GuardianIdentifier" is not a field of Widget`},
 		{file: "scope-entry-without-field.yaml", line: 12, want: "a scope entry needs a field (or any)"},
+		{file: "unique-unknown-fold.yaml", line: 11, want: `unique: unknown fold "unicode" (exact, ascii)`},
+		{file: "unique-unknown-key.yaml", line: 12, want: `unique: unknown key "ignoreCase" (fields, fold)`},
+		{file: "unique-fold-no-string.yaml", line: 11, want: "unique (WidgetSize): fold ascii needs a string field"},
+		{file: "unique-fold-mixed.yaml", line: 13, want: "unique: WidgetCode is in a constraint with fold ascii and in one without"},
 	}
 	files, err := filepath.Glob("../testdata/descriptors/invalid/*.yaml")
 	if err != nil {

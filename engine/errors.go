@@ -169,7 +169,8 @@ func translate(r *Resource, err error) error {
 }
 
 // constraintFields finds the fields of a violated unique constraint, from PostgreSQL's
-// constraint name or SQLite's "table.col, table.col" list.
+// constraint name or SQLite's "table.col, table.col" list (or "index 'name'" for an index on
+// expressions).
 func constraintFields(r *Resource, name, sqliteCols string) []*Field {
 	if r == nil {
 		return nil
@@ -179,11 +180,16 @@ func constraintFields(r *Resource, name, sqliteCols string) []*Field {
 			return r.Key
 		}
 		for _, u := range r.Unique {
-			if indexName("ux", r, u) == name {
-				return u
+			if uniqueIndexName(r, u) == name || u.replaces(r) == name {
+				return u.Fields
 			}
 		}
 		return nil
+	}
+	if rest, ok := strings.CutPrefix(sqliteCols, "index '"); ok {
+		// An index on expressions (a constraint that folds case) is named, not its columns.
+		name, _, _ = strings.Cut(rest, "'")
+		return constraintFields(r, name, "")
 	}
 	var cols []string
 	for _, c := range strings.Split(sqliteCols, ",") {
@@ -196,7 +202,7 @@ func constraintFields(r *Resource, name, sqliteCols string) []*Field {
 		}
 		cols = append(cols, c)
 	}
-	for _, set := range append([][]*Field{r.Key}, r.Unique...) {
+	for _, set := range append([][]*Field{r.Key}, fieldsOf(r.Unique)...) {
 		if len(set) != len(cols) {
 			continue
 		}

@@ -42,7 +42,7 @@ var apiGroups = []struct {
 			"ToUserIdentifier via Person.UserIdentifier:OrganizationIdentifier",
 		}},
 	{Path: "security/users", Record: "User", Ops: opsRead, Key: []string{"UserIdentifier"},
-		Sort: []string{"FullName"}, Unique: [][]string{{"Email"}},
+		Sort: []string{"FullName"}, Unique: [][]string{{"Email", "fold:ascii"}},
 		Scope: []string{"UserIdentifier via Person.UserIdentifier:OrganizationIdentifier"}},
 	{Path: "security/users-fields", Record: "UserField", Ops: opsAll, Key: []string{"SettingIdentifier"},
 		Unique: [][]string{{"OrganizationIdentifier", "UserIdentifier", "Name", "ValueType"}}},
@@ -572,12 +572,16 @@ func sortNames(terms []engine.SortTerm) []string {
 	return out
 }
 
-func uniqueNames(lists [][]*engine.Field) [][]string {
+// uniqueNames lists each constraint's fields, then "fold:<fold>" when it folds case.
+func uniqueNames(us []engine.Unique) [][]string {
 	var out [][]string
-	for _, l := range lists {
+	for _, u := range us {
 		var names []string
-		for _, f := range l {
+		for _, f := range u.Fields {
 			names = append(names, f.Name)
+		}
+		if u.Fold != engine.FoldNone {
+			names = append(names, "fold:"+string(u.Fold))
 		}
 		out = append(out, names)
 	}

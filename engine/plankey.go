@@ -66,7 +66,7 @@ type planKey struct {
 }
 
 // matchCodes numbers the match operations for planKey.conds.
-var matchCodes = [...]MatchOp{MatchEq, MatchContains, MatchGte, MatchLt, MatchIn}
+var matchCodes = [...]MatchOp{MatchEq, MatchContains, MatchGte, MatchLt, MatchIn, MatchSame}
 
 func matchCode(op MatchOp) byte {
 	for i, m := range matchCodes {

@@ -48,6 +48,12 @@ const (
 	// MatchIn takes a []any or []string of values; modules use it for batched lookups
 	// (descriptors cannot name it).
 	MatchIn MatchOp = "in"
+	// MatchSame is MatchIn by identity: a string value matches as the field's unique
+	// constraints compare it (Field.Fold: ASCII case ignored when they fold it), on the
+	// expression their index holds, and an empty string matches nothing (it is an omitted
+	// member, which no constraint covers). Modules use it to find a record by the member that
+	// identifies it, such as a user by Email (descriptors cannot name it).
+	MatchSame MatchOp = "same"
 )
 
 // Limits of the standard operations.
@@ -86,6 +92,8 @@ type Field struct {
 	// References is the resource whose key the member's values name (descriptor
 	// `references`), checked by bulk loads; nil when none is declared.
 	References *Resource
+	// fold is how the member's unique constraints compare it (see Field.Fold).
+	fold Fold
 }
 
 // Stored reports whether the member is a column of the resource's own table.
@@ -143,7 +151,7 @@ type Resource struct {
 	Filters      []*Filter
 	DefaultSort  []SortTerm
 	Scope        []ScopeCond
-	Unique       [][]*Field
+	Unique       []Unique
 	Indexes      [][]*Field
 	MaxTake      int
 	// Credentials marks a table of credentials or their state, which bulk loads refuse.

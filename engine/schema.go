@@ -66,8 +66,10 @@ func fnv32(s string) uint32 {
 
 // IndexPlan lists the indexes a resource gets: unique constraints, then one index per filter,
 // per scope field and for the default sort (with the key appended), then the extra ones.
-// Single-field indexes that another index already leads with are dropped.
-func IndexPlan(r *Resource) (unique, plain [][]*Field) {
+// Single-field indexes that another index already leads with are dropped; the index of a
+// constraint that folds case leads with an expression, which serves no comparison of the
+// column itself (an exact filter), and so covers nothing.
+func IndexPlan(r *Resource) (unique []Unique, plain [][]*Field) {
 	unique = r.Unique
 	var cands [][]*Field
 	sortIdx := []*Field{}
@@ -102,7 +104,12 @@ func IndexPlan(r *Resource) (unique, plain [][]*Field) {
 		if r.Key[0] == lead {
 			return true
 		}
-		for _, set := range append(append([][]*Field{}, unique...), plain...) {
+		for _, u := range unique {
+			if u.Fields[0] == lead && !u.folds(lead) {
+				return true
+			}
+		}
+		for _, set := range plain {
 			if set[0] == lead {
 				return true
 			}
@@ -177,8 +184,12 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 	return out
 }
 
-// ddlStatement is one statement of a resource's DDL; index names the index it creates, if any.
-type ddlStatement struct{ sql, index string }
+// ddlStatement is one statement of a resource's DDL; index names the index it creates, if
+// any, and unique is the constraint whose index it is (nil for others).
+type ddlStatement struct {
+	sql, index string
+	unique     *Unique
+}
 
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
 // table first, then its indexes and its content table.
@@ -207,28 +218,30 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 			plain = append(plain, e)
 		}
 	}
-	index := func(kind, prefix string, fields []*Field) ddlStatement {
-		cols := make([]string, len(fields))
+	for _, u := range unique {
+		cols := make([]string, len(u.Fields))
 		var where []string
-		for i, f := range fields {
-			cols[i] = quote(f.Column)
+		for i, f := range u.Fields {
+			cols[i] = s.uniqueExpr("", u, f)
 			// An omitted string is stored as "": it must not collide with other omitted ones.
-			if kind != "" && skipsEmpty(f) {
+			if skipsEmpty(f) {
 				where = append(where, quote(f.Column)+" <> ''")
 			}
 		}
-		name := indexName(prefix, r, fields)
-		stmt := fmt.Sprintf("CREATE %sINDEX IF NOT EXISTS %s ON %s (%s)", kind, quote(name), s.Table(r), strings.Join(cols, ", "))
+		name := uniqueIndexName(r, u)
+		stmt := fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", "))
 		if len(where) > 0 {
 			stmt += " WHERE " + strings.Join(where, " AND ")
 		}
-		return ddlStatement{sql: stmt, index: name}
-	}
-	for _, u := range unique {
-		stmts = append(stmts, index("UNIQUE ", "ux", u))
+		stmts = append(stmts, ddlStatement{sql: stmt, index: name, unique: &u})
 	}
 	for _, p := range plain {
-		stmts = append(stmts, index("", "ix", p))
+		cols := make([]string, len(p))
+		for i, f := range p {
+			cols[i] = quote(f.Column)
+		}
+		name := indexName("ix", r, p)
+		stmts = append(stmts, ddlStatement{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", ")), index: name})
 	}
 	if r.Content != "" {
 		stmts = append(stmts, s.contentDDL(r)...)
@@ -237,12 +250,14 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 }
 
 // Migrate creates the partition's schema, tables and indexes, and adds columns that
-// descriptors gained since the tables were created. On PostgreSQL it runs in one transaction
-// under an advisory lock, so that processes starting together do not race.
+// descriptors gained since the tables were created. It runs in one transaction, all or
+// nothing: a unique index that the records would break is a *DuplicatesError naming them, and
+// leaves the partition as it was. On PostgreSQL the transaction holds an advisory lock, so
+// that processes starting together do not race.
 func (s *Store) Migrate(ctx context.Context) (err error) {
 	defer wrap(&err, "migrate %s", s.Partition)
 	if s.dialect != Postgres {
-		return s.migrate(ctx)
+		return s.transaction(ctx, func(tx *Store) error { return tx.migrate(ctx) })
 	}
 	return s.transaction(ctx, func(tx *Store) error {
 		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", int64(fnv32("credo-migrate:"+s.schema))).Error; err != nil {
@@ -259,7 +274,10 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 // EXISTS" again: that statement takes a SHARE lock on its table even so, held to the end of the
 // migration's transaction, so that a process starting beside others that serve the partition
 // (a rolling restart, another replica, credo secret) waited for their write transactions,
-// stopped their writes meanwhile, and could deadlock with them.
+// stopped their writes meanwhile, and could deadlock with them. Before it creates a unique
+// index it looks for the records that would break it (refuseDuplicates); once the index
+// exists it drops the one the constraint had under the other comparison (Unique.replaces),
+// when a descriptor started or stopped folding case.
 func (s *Store) migrate(ctx context.Context) error {
 	db := s.db.WithContext(ctx)
 	links := linkIndexes(s.reg)
@@ -286,11 +304,20 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		for _, stmt := range stmts[1:] {
-			if stmt.index != "" && indexes[stmt.index] {
-				continue
+			if stmt.index == "" || !indexes[stmt.index] {
+				if stmt.unique != nil {
+					if err := s.refuseDuplicates(ctx, r, *stmt.unique); err != nil {
+						return err
+					}
+				}
+				if err := db.Exec(stmt.sql).Error; err != nil {
+					return fmt.Errorf("%s: %w", stmt.sql, err)
+				}
 			}
-			if err := db.Exec(stmt.sql).Error; err != nil {
-				return fmt.Errorf("%s: %w", stmt.sql, err)
+			if stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
+				if err := s.dropIndex(ctx, stmt.unique.replaces(r)); err != nil {
+					return err
+				}
 			}
 		}
 	}
