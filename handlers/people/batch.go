@@ -57,9 +57,10 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 	return err
 }
 
-// lookup calls fn with the given members of every record of r whose member is one of values,
-// in IN lists of lookupChunk values, within scope.
-func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member string, values []string, scope engine.Scope, members []string, fn func(engine.Record)) error {
+// lookup calls fn with the given members of every record of r whose member matches one of
+// values by op (engine.MatchIn, or engine.MatchSame for a member that identifies a record), in
+// lists of lookupChunk values, within scope.
+func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member string, op engine.MatchOp, values []string, scope engine.Scope, members []string, fn func(engine.Record)) error {
 	in, ok := r.Member(member)
 	if !ok {
 		return fmt.Errorf("people: %s has no member %s", r.Name, member)
@@ -74,7 +75,7 @@ func lookup(ctx context.Context, st *engine.Store, r *engine.Resource, member st
 	for start := 0; start < len(values); start += lookupChunk {
 		chunk := values[start:min(start+lookupChunk, len(values))]
 
-		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: engine.MatchIn, Value: chunk}}, Fields: fields}
+		q := engine.Query{Conds: []engine.Cond{{Field: in, Op: op, Value: chunk}}, Fields: fields}
 		err := st.Stream(ctx, r, q, scope, func(rec engine.Record) error {
 			fn(rec)
 			return nil

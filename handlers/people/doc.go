@@ -11,12 +11,14 @@
 //     object are reported with the problems the checks find in the members that did decode
 //     (required, identifiers, Emails, managers); a member that did not decode is not also
 //     reported missing.
-//   - A row's Email is matched exactly (the users' Email is unique as stored) against the
-//     partition's users: a match gets the new person, otherwise a user is created with the
-//     row's Email, FirstName, LastName and FullName. An Email already having a person in the
-//     caller's organization, or repeated in the file, is a problem.
-//   - Manager is the Email of a user that has a person in the caller's organization, or of any
-//     row of the same file (before or after the row); it may not be the row's own Email. It
+//   - A row's Email is matched against the partition's users as the users' unique constraint
+//     compares Emails, ignoring ASCII case (docs/design.md, "Emails ignore case"): a match
+//     gets the new person and keeps its Email as stored, otherwise a user is created with the
+//     row's Email as sent, FirstName, LastName and FullName. An Email already having a person
+//     in the caller's organization, or repeated in the file in any case, is a problem.
+//   - Manager is the Email, in any case, of a user that has a person in the caller's
+//     organization, or of any row of the same file (before or after the row); it may not be
+//     the row's own Email. It
 //     is recorded as the connection From the manager To the person's user with IsManager
 //     true; an existing connection between them gets IsManager true.
 //   - The person's FullName is "FirstName LastName", BusinessTitle is its JobTitle and

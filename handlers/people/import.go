@@ -19,6 +19,9 @@ const LocationField = "Location"
 // import route's Needs).
 type model struct {
 	user, person, field, conn *engine.Resource
+	// email is the user's Email, which identifies a user as its unique constraint compares
+	// it (ignoring ASCII case: engine.Field.Fold).
+	email *engine.Field
 }
 
 // resolve resolves the descriptors in reg and keeps them.
@@ -29,6 +32,10 @@ func (m *model) resolve(reg *engine.Registry) error {
 			return fmt.Errorf("people: no %s descriptor", name)
 		}
 		*dst = r
+	}
+	var ok bool
+	if m.email, ok = m.user.Member("Email"); !ok {
+		return fmt.Errorf("people: User has no member Email")
 	}
 	return nil
 }
@@ -42,12 +49,12 @@ type importer struct {
 	operator bool
 	ps       problems
 	// ids are the rows' canonical PersonIdentifiers ("" when invalid); byID and byEmail give
-	// the first row of each valid Identifier and well-formed Email.
+	// the first row of each valid Identifier and well-formed Email (by its same key).
 	ids     []string
 	byID    map[string]int
 	byEmail map[string]int
-	// users maps the Emails (rows' and managers') of existing users to their identifiers;
-	// inOrg holds those users that have a person in the organization.
+	// users maps the Emails (rows' and managers', by their same key) of existing users to
+	// their identifiers; inOrg holds those users that have a person in the organization.
 	users map[string]string
 	inOrg map[string]bool
 }
@@ -109,10 +116,10 @@ func (im *importer) check() {
 		case tooLong(u, "Email", r.Email):
 			im.ps.add("Email", i, "Email is longer than %d characters", maxLen(u, "Email"))
 		default:
-			if j, dup := im.byEmail[r.Email]; dup {
+			if j, dup := im.byEmail[im.same(r.Email)]; dup {
 				im.ps.add("Email", i, "Email %s is also the Email of row %d", r.Email, j)
 			} else {
-				im.byEmail[r.Email] = i
+				im.byEmail[im.same(r.Email)] = i
 			}
 		}
 		for _, c := range []struct {
@@ -140,7 +147,7 @@ func (im *importer) check() {
 		if r.EmployeeType != "" && r.EmployeeType != EmployeeTypes[0] && r.EmployeeType != EmployeeTypes[1] {
 			im.ps.add("EmployeeType", i, "EmployeeType %q must be empty, %s or %s", r.EmployeeType, EmployeeTypes[0], EmployeeTypes[1])
 		}
-		if r.Manager != "" && r.Manager == r.Email {
+		if r.Manager != "" && im.same(r.Manager) == im.same(r.Email) {
 			im.ps.add("Manager", i, "Manager %s is the row's own Email", r.Manager)
 		}
 	}
@@ -151,7 +158,7 @@ func (im *importer) check() {
 func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 	p, u := im.m.person, im.m.user
 	taken := map[string]bool{}
-	err := lookup(ctx, st, p, "PersonIdentifier", keys(im.byID), engine.AllOrganizations(), []string{"PersonIdentifier"}, func(rec engine.Record) {
+	err := lookup(ctx, st, p, "PersonIdentifier", engine.MatchIn, keys(im.byID), engine.AllOrganizations(), []string{"PersonIdentifier"}, func(rec engine.Record) {
 		taken[str(p, rec, "PersonIdentifier")] = true
 	})
 	if err != nil {
@@ -166,12 +173,12 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 	}
 	for _, r := range im.rows {
 		if r.Manager != "" {
-			emails[r.Manager] = true
+			emails[im.same(r.Manager)] = true
 		}
 	}
 	im.users = map[string]string{}
-	err = lookup(ctx, st, u, "Email", keys(emails), engine.AllOrganizations(), []string{"UserIdentifier", "Email"}, func(rec engine.Record) {
-		im.users[str(u, rec, "Email")] = str(u, rec, "UserIdentifier")
+	err = lookup(ctx, st, u, "Email", engine.MatchSame, keys(emails), engine.AllOrganizations(), []string{"UserIdentifier", "Email"}, func(rec engine.Record) {
+		im.users[im.same(str(u, rec, "Email"))] = str(u, rec, "UserIdentifier")
 	})
 	if err != nil {
 		return err
@@ -181,7 +188,7 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 		found[id] = true
 	}
 	im.inOrg = map[string]bool{}
-	return lookup(ctx, st, p, "UserIdentifier", keys(found), engine.Organization(im.org), []string{"UserIdentifier"}, func(rec engine.Record) {
+	return lookup(ctx, st, p, "UserIdentifier", engine.MatchIn, keys(found), engine.Organization(im.org), []string{"UserIdentifier"}, func(rec engine.Record) {
 		im.inOrg[str(p, rec, "UserIdentifier")] = true
 	})
 }
@@ -192,10 +199,10 @@ func (im *importer) resolve() (userIDs, managers []string) {
 	userIDs = make([]string, len(im.rows))
 	managers = make([]string, len(im.rows))
 	for i, r := range im.rows {
-		if id, ok := im.users[r.Email]; ok {
+		if id, ok := im.users[im.same(r.Email)]; ok {
 			userIDs[i] = id
 			switch {
-			case im.byEmail[r.Email] != i:
+			case im.byEmail[im.same(r.Email)] != i:
 			case im.inOrg[id]:
 				im.ps.add("Email", i, "Email %s already has a person in your organization", r.Email)
 			case !im.operator:
@@ -207,12 +214,12 @@ func (im *importer) resolve() (userIDs, managers []string) {
 		}
 	}
 	for i, r := range im.rows {
-		if r.Manager == "" || r.Manager == r.Email {
+		if r.Manager == "" || im.same(r.Manager) == im.same(r.Email) {
 			continue
 		}
-		if j, ok := im.byEmail[r.Manager]; ok {
+		if j, ok := im.byEmail[im.same(r.Manager)]; ok {
 			managers[i] = userIDs[j]
-		} else if id, ok := im.users[r.Manager]; ok && im.inOrg[id] {
+		} else if id, ok := im.users[im.same(r.Manager)]; ok && im.inOrg[id] {
 			managers[i] = id
 		} else {
 			im.ps.add("Manager", i, "Manager %s is not the Email of a user of your organization or of a row of this file", r.Manager)
@@ -242,7 +249,7 @@ func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, 
 	}
 	c := im.m.conn
 	isManager, _ := c.Member("IsManager")
-	err := lookup(ctx, st, c, "FromUserIdentifier", keys(from), engine.AllOrganizations(), []string{"FromUserIdentifier", "ToUserIdentifier", "IsManager"}, func(rec engine.Record) {
+	err := lookup(ctx, st, c, "FromUserIdentifier", engine.MatchIn, keys(from), engine.AllOrganizations(), []string{"FromUserIdentifier", "ToUserIdentifier", "IsManager"}, func(rec engine.Record) {
 		pair := [2]string{str(c, rec, "FromUserIdentifier"), str(c, rec, "ToUserIdentifier")}
 		if wanted[pair] {
 			out[pair] = rec[isManager.Index] == true
@@ -261,7 +268,7 @@ func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, manage
 	createdBy, _ := engine.ParseUUID(by)
 	for i, r := range im.rows {
 		uid, full := userIDs[i], fullName(r)
-		if _, ok := im.users[r.Email]; !ok {
+		if _, ok := im.users[im.same(r.Email)]; !ok {
 			users.add(i, map[string]any{"UserIdentifier": uid, "Email": r.Email, "FirstName": r.FirstName,
 				"LastName": r.LastName, "FullName": full})
 		}
@@ -302,6 +309,11 @@ func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, manage
 		return nil
 	})
 }
+
+// same returns the form of an Email that tells users apart: the users' unique constraint's
+// (engine.Field.Fold), so that the rows, the Managers and the stored users compare as the
+// database does.
+func (im *importer) same(email string) string { return im.m.email.Fold().Key(email) }
 
 // wellFormed reports whether s is a bare email address (no display name or angle brackets).
 func wellFormed(s string) bool {

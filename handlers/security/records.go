@@ -48,8 +48,13 @@ func members(r *engine.Resource, names ...string) ([]*engine.Field, error) {
 	return out, nil
 }
 
+// same is a value that a member matches by identity (engine.MatchSame): as the member's
+// unique constraint compares it, such as a user's Email ignoring ASCII case.
+type same string
+
 // eq is the query whose every named member equals its value (or, for a []string value, is
-// one of them), projecting fields; pairs alternate member name and value.
+// one of them; for a same value, is it by identity), projecting fields; pairs alternate member
+// name and value.
 func eq(r *engine.Resource, fields []string, pairs ...any) (engine.Query, error) {
 	proj, err := members(r, fields...)
 	if err != nil {
@@ -62,11 +67,14 @@ func eq(r *engine.Resource, fields []string, pairs ...any) (engine.Query, error)
 		if !ok {
 			return engine.Query{}, fmt.Errorf("security: %s has no member %s", r.Name, name)
 		}
-		op := engine.MatchEq
-		if _, ok := pairs[i+1].([]string); ok {
+		op, v := engine.MatchEq, pairs[i+1]
+		switch x := v.(type) {
+		case []string:
 			op = engine.MatchIn
+		case same:
+			op, v = engine.MatchSame, string(x)
 		}
-		q.Conds = append(q.Conds, engine.Cond{Field: f, Op: op, Value: pairs[i+1]})
+		q.Conds = append(q.Conds, engine.Cond{Field: f, Op: op, Value: v})
 	}
 	return q, nil
 }

@@ -116,10 +116,12 @@ func CreateSecret(ctx context.Context, store *engine.Store, opts SecretOptions) 
 	return out, nil
 }
 
-// ensureUser returns the user with an Email, creating it when missing.
+// ensureUser returns the user with an Email, creating it when missing. The Email identifies
+// the user as its unique constraint compares it, ignoring ASCII case: --email Ann@Example.com
+// finds ann@example.com.
 func (rs *records) ensureUser(ctx context.Context, tx *engine.Store, email string) (string, error) {
 	users := rs.user
-	found, err := all(ctx, tx, users, []string{"UserIdentifier"}, "Email", email)
+	found, err := all(ctx, tx, users, []string{"UserIdentifier"}, "Email", same(email))
 	if err != nil {
 		return "", err
 	}

@@ -124,6 +124,17 @@ func TestCreateAndRevokeSecret(t *testing.T) {
 			if d := again.Expires.Sub(e.clock.Now()); d < 23*3600e9 || d > 25*3600e9 {
 				t.Errorf("Days 1: expires in %s", d)
 			}
+			// The Email finds the user in any case (the users' unique constraint ignores ASCII
+			// case), and the user keeps the Email it has.
+			cased := e.secret(t, security.SecretOptions{Email: "SAME@Example.com", Days: 1})
+			if cased.UserIdentifier != first.UserIdentifier {
+				t.Errorf("a secret for SAME@Example.com has user %s, want same@example.com's %s", cased.UserIdentifier, first.UserIdentifier)
+			}
+			st, _ := e.db.Store(e.partition)
+			users := e.reg.MustByName("User")
+			if u, err := st.Get(ctx, users, []any{first.UserIdentifier}, nil, engine.AllOrganizations()); err != nil || u.Get(users, "Email") != "same@example.com" {
+				t.Errorf("the user after a secret for another case: %v, %v", u, err)
+			}
 			// The person became an operator; every secret of the user acts as one.
 			token := e.token(t, first.Secret)
 			var in struct{ Principal struct{ Operator bool } }
