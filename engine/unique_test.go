@@ -122,68 +122,6 @@ func TestFoldAgreesWithTheIndexes(t *testing.T) {
 	})
 }
 
-// TestLookupByEmailUsesTheIndex: a lookup by identity (MatchSame) reads the folded unique
-// index and an exact Email filter its own index, among 5,000 users, on both stores.
-func TestLookupByEmailUsesTheIndex(t *testing.T) {
-	reg := fixtureRegistry(t)
-	users := reg.MustByName("User")
-	email := mustMember(t, users, "Email")
-	ctx := context.Background()
-	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
-		drafts := make([]engine.Draft, 5000)
-		for i := range drafts {
-			drafts[i] = draftOf(t, users, fmt.Sprintf(`{"Email":"User%04d@Example.com","FullName":"U %d"}`, i, i))
-		}
-		if err := s.InsertAll(ctx, users, drafts, engine.AllOrganizations()); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DB(ctx).Exec("ANALYZE " + s.Table(users)).Error; err != nil {
-			t.Fatal(err)
-		}
-		postgres := strings.Contains(t.Name(), "postgres")
-		for _, tt := range []struct {
-			name, index string
-			q           engine.Query
-		}{
-			{"same", "uxf_users_email", engine.Query{Fields: users.Output, Take: 20, Conds: []engine.Cond{{Field: email, Op: engine.MatchSame, Value: []string{"user0042@example.com", "USER0043@EXAMPLE.COM"}}}}},
-			{"filter", "ix_users_email", query(t, users, request.KindList, "Email=User0042@Example.com")},
-		} {
-			sql, vars := s.ListSQL(users, tt.q, engine.AllOrganizations())
-			explain := "EXPLAIN QUERY PLAN "
-			if postgres {
-				explain = "EXPLAIN "
-			}
-			rows, err := s.DB(ctx).Raw(explain+sql, vars...).Rows()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			cols, _ := rows.Columns()
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
-			}
-			rows.Close()
-			text := strings.Join(plan, "\n")
-			t.Logf("%s: %s\n%s", tt.name, sql, text)
-			if !strings.Contains(text, tt.index) || strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN t") && !strings.Contains(text, "USING") {
-				t.Errorf("%s: the plan does not read %s:\n%s", tt.name, tt.index, text)
-			}
-		}
-		n, err := s.Count(ctx, users, engine.Query{Conds: []engine.Cond{{Field: email, Op: engine.MatchSame, Value: []string{"user0042@example.com", "USER0043@EXAMPLE.COM"}}}}, engine.AllOrganizations())
-		if err != nil || n != 2 {
-			t.Errorf("lookup of 2 Emails in other cases: %d, %v", n, err)
-		}
-	})
-}
-
 func draftOf(t *testing.T, r *engine.Resource, body string) engine.Draft {
 	t.Helper()
 	d, err := r.DecodeDraft([]byte(body))
