@@ -134,8 +134,14 @@ func (a *api) addEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The body's problems (types, RegistrationLimit, EventStart) come in one 400.
+	// The problems of the path's id and of the body (types, RegistrationLimit, EventStart)
+	// come in one 400. The nil UUID, a typed client's unset Guid, names no event: stored, it
+	// was an event that register-lax found at its venue and start and then could not register
+	// onto (a registration's EventIdentifier cannot be the nil UUID).
 	var bad problems
+	if id == nilUUID {
+		bad.add(failMember(msgEventIDInvalid, "EventIdentifier", "EventIdentifier cannot be the nil UUID "+nilUUID))
+	}
 	spec := a.readEventSpec(b, &bad)
 	spec.Limit, err = b.int("RegistrationLimit")
 	bad.add(err)

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,4 +140,29 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestAddEventRefusesTheNilUUID: an event added under the nil UUID (a typed client's unset
+// Guid) is a 400 naming EventIdentifier and writes nothing. Stored, it was an event that no
+// registration could join: register-lax at its venue and start found it and then refused
+// "EventIdentifier is required and cannot be the nil UUID", a member the client never sent,
+// for every registration of that slot, until an operator removed the event.
+func TestAddEventRefusesTheNilUUID(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		at := start(6, "09:00:00", "Z")
+		rec := e.do("POST", "/api/events/"+nilUUID, `{"EventVenue":"`+venueA+`","EventStart":"`+at+`","EventExamType":"Test","EventExamFormat":"Online","EventBillingCode":"`+billingA+`"}`)
+		if status, detail := problemOf(t, rec); status != http.StatusBadRequest || !strings.Contains(detail, "EventIdentifier") {
+			t.Fatalf("add event under the nil UUID: %d %q, want 400 naming EventIdentifier", status, detail)
+		}
+		var p struct{ Errors map[string][]string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || len(p.Errors["EventIdentifier"]) != 1 {
+			t.Errorf("Errors %v (%v), want EventIdentifier named", p.Errors, err)
+		}
+		if n := e.count("Event", "EventIdentifier", nilUUID); n != 0 {
+			t.Fatalf("the refused event was stored (%d rows)", n)
+		}
+		if got := e.ok("POST", regPath(rid(1), "register-lax"), e.registerBody(venueA, at, "")); got["EventCreated"] != true || got["Event"] == nilUUID {
+			t.Errorf("register-lax at the slot: %v, want an event of its own", got)
+		}
+	})
 }

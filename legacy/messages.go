@@ -35,6 +35,7 @@ const (
 	msgEventCancelled   = "Event is already cancelled."
 	msgLimitInvalid     = "Invalid RegistrationLimit value."
 	msgExtensionInvalid = "Invalid TimeExtension value."
+	msgEventIDInvalid   = "Invalid EventIdentifier value."
 )
 
 // fail is a version-1 problem: 400 with the message as Detail.
