@@ -37,6 +37,7 @@ func (s *Security) LegacyAuthenticator(partition string) func(*http.Request) (*a
 		}
 		acct, err := s.accounts.Account(r.Context(), partition, rec.UserIdentifier, rec.OrganizationIdentifier)
 		if err != nil {
+			s.failed(r, partition, failSecret, err)
 			return nil, err
 		}
 		return &auth.Principal{UserIdentifier: rec.UserIdentifier, OrganizationIdentifier: rec.OrganizationIdentifier,

@@ -200,3 +200,41 @@ func (e *env) setOfUser(t *testing.T, name, user string, members map[string]any)
 	}
 	e.clock.Advance(security.AccountTTL + time.Second)
 }
+
+// TestWithdrawnRefusalsAreCounted: a withdrawn user's secret (tokens/generate and version 1's
+// secret authentication), token and cookie, and an operator's impersonating token once the
+// operator lost its standing, are refusals like any other: each is counted in
+// credo_auth_failures_total under its kind of credential (never "unknown") and logged.
+func TestWithdrawnRefusalsAreCounted(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			user, token := e.user(t, "", false)
+			op, _ := e.user(t, user.OrganizationIdentifier, true)
+			var ck struct{ Token string }
+			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
+			body, _ := json.Marshal(map[string]any{"Secret": op.Secret, "Subject": user.UserIdentifier})
+			var acting struct{ AccessToken string }
+			e.do(t, "POST", "security/tokens/generate", string(body)).expect(t, "acting", http.StatusOK).json(t, &acting)
+
+			before := e.authFailures(t)
+			e.setOfUser(t, "Person", op.UserIdentifier, map[string]any{"IsOperator": false})
+			e.do(t, "GET", "security/tokens/introspect", "", bearer(acting.AccessToken)...).expect(t, "the operator's impersonation", http.StatusUnauthorized)
+			e.setOfUser(t, "Person", user.UserIdentifier, map[string]any{"IsArchived": true})
+			e.do(t, "POST", "security/tokens/generate", `{"Secret":"`+user.Secret+`"}`).expect(t, "the secret", http.StatusUnauthorized)
+			e.do(t, "POST", "/api/registrations/count", "{}", bearer(user.Secret)...).expect(t, "version 1's secret", http.StatusUnauthorized)
+			e.do(t, "GET", "security/tokens/introspect", "", bearer(token)...).expect(t, "the token", http.StatusUnauthorized)
+			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token).expect(t, "the cookie", http.StatusUnauthorized)
+
+			after := e.authFailures(t)
+			for kind, n := range map[string]float64{"secret": 2, "bearer": 2, "cookie": 1, "unknown": 0} {
+				if got := after[kind] - before[kind]; got != n {
+					t.Errorf("refusals counted as %q: %v, want %v (all: %v)", kind, got, n, after)
+				}
+			}
+			if got := strings.Count(e.log.String(), `"msg":"authentication failed"`); got != 5 {
+				t.Errorf("%d refusals logged, want 5:\n%s", got, e.log.String())
+			}
+		})
+	}
+}

@@ -91,6 +91,8 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 	}
 	owner, err := h.s.account(ctx, st.Partition, rec.UserIdentifier, rec.OrganizationIdentifier, now)
 	if err != nil {
+		// A secret whose user may no longer act is a refused secret like an unknown one.
+		h.s.failed(r, st.Partition, failSecret, err)
 		return err
 	}
 	claims := auth.Claims{Subject: rec.UserIdentifier, Organization: rec.OrganizationIdentifier, Partition: st.Partition,
