@@ -10,6 +10,8 @@ import (
 // LegacyAuthenticator returns the credential check of the version-1 API for a partition
 // (decisions §12): `Authorization: Bearer` carrying a v2 access token, or a raw client secret
 // as the original platform allowed. No credential gives (nil, nil); the caller answers 401.
+// An Authorization header of another scheme (Basic) is refused as malformed, as version 2
+// refuses it, and counted as credential "other".
 // Secret authentication is rate-limited per client address and per secret (limit.V1Secret),
 // and the principal's roles are those of the secret's organization only.
 func (s *Security) LegacyAuthenticator(partition string) func(*http.Request) (*auth.Principal, error) {
@@ -17,7 +19,12 @@ func (s *Security) LegacyAuthenticator(partition string) func(*http.Request) (*a
 		h := r.Header.Get("Authorization")
 		scheme, value, _ := strings.Cut(h, " ")
 		value = strings.TrimSpace(value)
-		if h == "" || !strings.EqualFold(scheme, "Bearer") || value == "" {
+		if h != "" && !strings.EqualFold(scheme, "Bearer") {
+			err := unauthenticated(auth.ReasonMalformed, `the Authorization header must be "Bearer <token>", with an access token or a client secret`)
+			s.failed(r, partition, failOther, err)
+			return nil, err
+		}
+		if h == "" || value == "" {
 			return nil, nil
 		}
 		if strings.Count(value, ".") == 2 {

@@ -123,3 +123,31 @@ func TestRefusalLinesAreBounded(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 }
+
+// TestVersion1CountsOtherSchemes: version 1, like version 2, refuses an Authorization header
+// of another scheme than Bearer (Basic carrying a client secret, say) as malformed, counted
+// and logged as credential "other" (docs/operations.md), not as a request that sent no
+// credential, which is counted as "none" and logged at debug level only.
+func TestVersion1CountsOtherSchemes(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			res, _ := e.user(t, "", true)
+			before := e.authFailures(t)
+			r := e.do(t, "POST", "/api/registrations/count", "{}", "Authorization", "Basic "+res.Secret).expect(t, "Basic", http.StatusUnauthorized)
+			if d := r.detail(t); !strings.Contains(d, `must be "Bearer <token>"`) {
+				t.Errorf("Detail %q, want it to say the header must be Bearer", d)
+			}
+			after := e.authFailures(t)
+			if got := after["other"] - before["other"]; got != 1 || after["none"] != before["none"] {
+				t.Errorf("Basic on version 1 counted as %v, want one more \"other\" (before %v)", after, before)
+			}
+			if !strings.Contains(e.log.String(), `"credential":"other"`) {
+				t.Errorf("the refusal was not logged as credential other:\n%s", e.log.String())
+			}
+			if strings.Contains(e.log.String(), res.Secret) {
+				t.Error("the log carries the secret")
+			}
+		})
+	}
+}
