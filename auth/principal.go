@@ -1,6 +1,10 @@
 package auth
 
-import "context"
+import (
+	"context"
+
+	"credo/internal/reqctx"
+)
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
@@ -45,9 +49,11 @@ const (
 
 type principalKey struct{}
 
-// WithPrincipal returns a context carrying p.
+// WithPrincipal returns a context carrying p. On a request's own context (reqctx) that carries
+// no principal yet, p is added to that context, which is returned (see reqctx.With): the caller
+// is a fact of the whole request.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return reqctx.With(ctx, principalKey{}, p)
 }
 
 // FromContext returns the request's principal, or nil when the request is anonymous.

@@ -1,13 +1,18 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"credo/internal/reqctx"
+)
 
 type storeKey struct{}
 
 // WithStore returns a context carrying the partition's store, as the router puts it there for
-// every /v2/{partition} request.
+// every /v2/{partition} request. On a request's own context (reqctx) that carries no store yet,
+// the store is added to that context, which is returned (see reqctx.With).
 func WithStore(ctx context.Context, s *Store) context.Context {
-	return context.WithValue(ctx, storeKey{}, s)
+	return reqctx.With(ctx, storeKey{}, s)
 }
 
 // StoreFrom returns the request's partition store, or nil outside a partition route.

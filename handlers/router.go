@@ -305,9 +305,9 @@ func (s *Server) writeCheck(r *engine.Resource) (engine.WriteCheck, error) {
 // one) and template fit serves the request, its template's variables set for mux.Vars. What
 // no route of its bucket fits goes to other, the routes whose key is not literal, and what
 // none fits there to notFound. Templates match as gorilla/mux's would (see pattern), without
-// its router: gorilla/mux copied each request twice, for its variables and for its route. So
-// mux.Vars works in a v2 handler but mux.CurrentRoute is nil there; the route's template is
-// observe's (observe.Name).
+// its router: gorilla/mux copied each request twice, for its variables and for its route. The
+// variables go into the request's context (withVars), so mux.Vars works in a v2 handler but
+// mux.CurrentRoute is nil there; the route's template is observe's (observe.Name).
 type v2Router struct {
 	buckets    map[string][]v2Route
 	other      []v2Route
@@ -360,7 +360,7 @@ func serveFirst(routes []v2Route, w http.ResponseWriter, r *http.Request) bool {
 			continue
 		}
 		if vars, ok := rt.pattern.match(r.URL.Path); ok {
-			rt.handler.ServeHTTP(w, mux.SetURLVars(r, vars))
+			rt.handler.ServeHTTP(w, withVars(r, vars))
 			return true
 		}
 	}
@@ -390,7 +390,7 @@ func (s *Server) partition(next http.Handler) http.Handler {
 			return
 		}
 		observe.SetPartition(r, slug)
-		next.ServeHTTP(w, r.WithContext(engine.WithStore(r.Context(), store)))
+		next.ServeHTTP(w, withContext(r, engine.WithStore(r.Context(), store)))
 	})
 }
 
@@ -416,7 +416,7 @@ func (s *Server) guard(access route.Access, object, need string, h http.Handler)
 				return err
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(ctx))
+		h.ServeHTTP(w, withContext(r, ctx))
 		return nil
 	})
 }

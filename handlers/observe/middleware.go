@@ -1,11 +1,12 @@
 package observe
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"credo/internal/reqctx"
 )
 
 // StatusClientClosed is the status the access line and metrics record for a request whose
@@ -15,7 +16,9 @@ const StatusClientClosed = 499
 // Handler returns next behind the observer: the request gets its id (the client's
 // X-Request-Id when it is acceptable, a new one otherwise), echoed on the response before next
 // runs; the request is counted in flight, and when next returns, in the request metrics and
-// one access line.
+// one access line. The request's context from here on is a reqctx.Context, in which the
+// middleware behind records what it learns (route variables, store, caller) without copying
+// the request again.
 func (o *Observer) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -25,7 +28,8 @@ func (o *Observer) Handler(next http.Handler) http.Handler {
 		}
 		w.Header()[RequestIDHeader] = []string{id}
 		rec := &recorder{w: w, e: Entry{ID: id, obs: o}}
-		r = r.WithContext(context.WithValue(r.Context(), entryKey{}, &rec.e))
+		rec.ctx.Init(r.Context())
+		r = r.WithContext(reqctx.With(&rec.ctx, entryKey{}, &rec.e))
 		o.inFlight.Inc()
 		defer o.finish(rec, r, start)
 		next.ServeHTTP(rec, r)
@@ -77,10 +81,12 @@ func (o *Observer) finish(rec *recorder, r *http.Request, start time.Time) {
 }
 
 // recorder is the ResponseWriter that handlers behind the observer write to: it notes the
-// status and size, and drops a second WriteHeader instead of letting net/http log it.
+// status and size, and drops a second WriteHeader instead of letting net/http log it. It also
+// holds the request's entry and context, so that the three cost one allocation.
 type recorder struct {
-	w http.ResponseWriter
-	e Entry
+	w   http.ResponseWriter
+	e   Entry
+	ctx reqctx.Context
 }
 
 func (rec *recorder) Header() http.Header { return rec.w.Header() }
