@@ -65,7 +65,11 @@ func (a *Authenticator) Authenticate(r *http.Request, partition string) (*Princi
 	}
 	ctx := r.Context()
 	if a.Revocations != nil && p.TokenID != "" {
-		for i, id := range append([]string{p.TokenID}, p.Lineage...) {
+		for i := range 1 + len(p.Lineage) {
+			id := p.TokenID
+			if i > 0 {
+				id = p.Lineage[i-1]
+			}
 			revoked, err := a.Revocations.IsRevoked(ctx, partition, id)
 			if err != nil {
 				return nil, fmt.Errorf("auth: check revocation: %w", err)

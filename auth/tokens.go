@@ -148,14 +148,15 @@ func (t *Tokens) Issue(c Claims, lifetime int) (string, Claims, error) {
 // to HS256 (so "none" and RS256 headers are refused), and exp, aud and iss are required. Every
 // refusal wraps ErrUnauthenticated with the reason as its message: "malformed token", "token
 // signature is invalid", "token expired on …", "token is for another audience", "token of
-// another partition", and so on.
+// another partition", and so on. The claims of a token verified before are the ones found then,
+// shared by every caller: read them, never change them.
 func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 	now := t.clock()
 	if c, ok := t.verified.get(token, now); ok {
 		if c.Partition != partition {
 			return nil, unauthenticated(ReasonPartition, "token of another partition (%s)", c.Partition)
 		}
-		return &c, nil
+		return c, nil
 	}
 	// Checked after the cache, which holds only tokens verified here: a request's token is
 	// not scanned again.
@@ -174,7 +175,7 @@ func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 		return nil, unauthenticated(ReasonPartition, "token of another partition (%s)", w.Partition)
 	}
 	c := fromWire(&w)
-	t.verified.put(token, c, now)
+	t.verified.put(token, &c, now)
 	return &c, nil
 }
 

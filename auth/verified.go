@@ -24,21 +24,23 @@ type verified struct {
 }
 
 type verifiedEntry struct {
-	claims Claims
+	claims *Claims
 	until  time.Time
 }
 
-func (v *verified) get(token string, now time.Time) (Claims, bool) {
+// get returns the claims verified for token, shared by every caller: they are never changed.
+func (v *verified) get(token string, now time.Time) (*Claims, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e, ok := v.entries[token]
 	if !ok || !now.Before(e.until) {
-		return Claims{}, false
+		return nil, false
 	}
 	return e.claims, true
 }
 
-func (v *verified) put(token string, c Claims, now time.Time) {
+// put remembers the claims verified for token; c must not change afterwards.
+func (v *verified) put(token string, c *Claims, now time.Time) {
 	until := now.Add(VerifiedTTL)
 	if c.Expires.Before(until) {
 		until = c.Expires
