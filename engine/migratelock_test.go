@@ -92,3 +92,72 @@ func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, writ
 	}
 	db.Close()
 }
+
+// TestMigrationReplacingAnIndexBesideAReadThenWrite: the first start-up of the release whose
+// users' Email folds case replaces the exact unique index by the folded one while another
+// replica serves the partition. A serving transaction that has read users and then writes one
+// (a people import) and the migration both finish: the migration took SHARE (CREATE INDEX)
+// and then asked for ACCESS EXCLUSIVE (DROP INDEX), which waited for the transaction's read
+// while the transaction's write waited for the SHARE: a deadlock (SQLSTATE 40P01) that failed
+// the start-up or the request. The write is kept, and the index checks it.
+func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	// The release changed no column of users: the migration's first lock is the index's.
+	db, err := engine.Open(ctx, url, []string{p}, exactEmailRegistry(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	users := pgx.Identifier{p, "users"}.Sanitize()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, `SELECT count(*) FROM `+users); err != nil {
+		t.Fatal(err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	opened := make(chan error, 1)
+	go func() {
+		db, err := engine.Open(octx, url, []string{p}, fixtureRegistry(t))
+		if err == nil {
+			db.Close()
+		}
+		opened <- err
+	}()
+	// The migration waits for the read's lock.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var waiting bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = $1::regclass)`, p+".users").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the migration never waited for the serving transaction's read")
+		}
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if _, err := tx.Exec(wctx, `INSERT INTO `+users+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e1', 'Served@Example.com')`); err != nil {
+		t.Fatalf("a serving write beside the migration: %v", err)
+	}
+	if err := tx.Commit(wctx); err != nil {
+		t.Fatalf("a serving write beside the migration: commit: %v", err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("the migration beside a serving read-then-write: %v", err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO `+users+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e2', 'served@example.com')`); err == nil {
+		t.Error("after the migration an Email in another case is not refused by the index")
+	}
+}

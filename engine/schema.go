@@ -185,10 +185,12 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 }
 
 // ddlStatement is one statement of a resource's DDL; index names the index it creates, if
-// any, and unique is the constraint whose index it is (nil for others).
+// any, and unique is the constraint whose index it is (nil for others). content marks the
+// statements of the resource's content table.
 type ddlStatement struct {
 	sql, index string
 	unique     *Unique
+	content    bool
 }
 
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
@@ -294,6 +296,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := s.lockFor(ctx, r, stmts, have, indexes); err != nil {
+			return err
+		}
 		for _, f := range r.Fields {
 			if have[f.Column] {
 				continue
@@ -320,6 +325,44 @@ func (s *Store) migrate(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// lockFor takes, on PostgreSQL, the strongest lock that the migration of r's table will need,
+// before any statement of it takes a weaker one: ACCESS EXCLUSIVE when it adds a column or
+// drops the index a unique constraint had under its other comparison, SHARE when it only
+// creates indexes, nothing when it has nothing to do. A migration that took SHARE by CREATE
+// INDEX and then asked for ACCESS EXCLUSIVE by DROP INDEX deadlocked with a serving process
+// that had read the table in a transaction and then wrote it (a people import beside the
+// first start-up of a release: SQLSTATE 40P01, the start-up or the request failed). Taken
+// first, the lock waits for the transactions using the table, which do not wait for the
+// migration, and the check for values that a unique index refuses (refuseDuplicates) sees
+// the rows the index is built on: no write lands between them. SQLite's migration holds the
+// whole file from BEGIN IMMEDIATE.
+func (s *Store) lockFor(ctx context.Context, r *Resource, stmts []ddlStatement, have, indexes map[string]bool) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	mode := ""
+	for _, f := range r.Fields {
+		if !have[f.Column] {
+			mode = "ACCESS EXCLUSIVE"
+		}
+	}
+	for _, stmt := range stmts[1:] {
+		if stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
+			mode = "ACCESS EXCLUSIVE"
+		}
+		if mode == "" && !stmt.content && stmt.index != "" && !indexes[stmt.index] {
+			mode = "SHARE"
+		}
+	}
+	if mode == "" {
+		return nil
+	}
+	if err := s.db.WithContext(ctx).Exec("LOCK TABLE " + s.Table(r) + " IN " + mode + " MODE").Error; err != nil {
+		return fmt.Errorf("lock %s: %w", r.Table, err)
 	}
 	return nil
 }
