@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -159,5 +161,46 @@ func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
 	}
 	if _, err := conn.Exec(ctx, `INSERT INTO `+users+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e2', 'served@example.com')`); err == nil {
 		t.Error("after the migration an Email in another case is not refused by the index")
+	}
+}
+
+// TestStartUpBesideALongWriteOnSQLite: a start-up with nothing to migrate does not wait for
+// another process's write transaction on the partition's file (credo load holds one to its
+// end): it serves at once, as it did before migrations became transactions on SQLite. The
+// migration's BEGIN IMMEDIATE took the file's write lock on every start-up, and a restart of
+// credo serve or a credo secret during a load longer than the timeout failed with "database
+// is locked".
+func TestStartUpBesideALongWriteOnSQLite(t *testing.T) {
+	reg := fixtureRegistry(t)
+	ctx := context.Background()
+	dir, p := t.TempDir(), "e01"
+	db, err := engine.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, p+".db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK") //nolint:errcheck // the test's end
+	start := time.Now()
+	db, err = engine.Limits{Timeout: time.Second}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	if err != nil {
+		t.Fatalf("a start-up beside another process's write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
+	}
+	defer db.Close()
+	s, _ := db.Store(p)
+	if _, err := s.Count(ctx, reg.MustByName("User"), engine.Query{}, engine.AllOrganizations()); err != nil {
+		t.Errorf("a read beside another process's write transaction: %v", err)
 	}
 }

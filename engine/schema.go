@@ -184,13 +184,13 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 	return out
 }
 
-// ddlStatement is one statement of a resource's DDL; index names the index it creates, if
-// any, and unique is the constraint whose index it is (nil for others). content marks the
-// statements of the resource's content table.
+// ddlStatement is one statement of a resource's DDL; table names the table it creates and
+// index the index, if any, and unique is the constraint whose index it is (nil for others).
+// content marks the statements of the resource's content table.
 type ddlStatement struct {
-	sql, index string
-	unique     *Unique
-	content    bool
+	sql, table, index string
+	unique            *Unique
+	content           bool
 }
 
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
@@ -209,7 +209,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 		keys[i] = quote(k.Column)
 	}
 	cols = append(cols, "PRIMARY KEY ("+strings.Join(keys, ", ")+")")
-	stmts := []ddlStatement{{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", s.Table(r), strings.Join(cols, ",\n  "))}}
+	stmts := []ddlStatement{{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", s.Table(r), strings.Join(cols, ",\n  ")), table: r.Table}}
 	unique, plain := IndexPlan(r)
 	for _, e := range extra {
 		dup := false
@@ -255,10 +255,14 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 // descriptors gained since the tables were created. It runs in one transaction, all or
 // nothing: a unique index that the records would break is a *DuplicatesError naming them, and
 // leaves the partition as it was. On PostgreSQL the transaction holds an advisory lock, so
-// that processes starting together do not race.
+// that processes starting together do not race. On SQLite a partition that lacks nothing is
+// not migrated (see upToDate).
 func (s *Store) Migrate(ctx context.Context) (err error) {
 	defer wrap(&err, "migrate %s", s.Partition)
 	if s.dialect != Postgres {
+		if done, err := s.upToDate(ctx); err != nil || done {
+			return err
+		}
 		return s.transaction(ctx, func(tx *Store) error { return tx.migrate(ctx) })
 	}
 	return s.transaction(ctx, func(tx *Store) error {
@@ -365,6 +369,47 @@ func (s *Store) lockFor(ctx context.Context, r *Resource, stmts []ddlStatement, 
 		return fmt.Errorf("lock %s: %w", r.Table, err)
 	}
 	return nil
+}
+
+// upToDate reports whether the SQLite partition has every table, column and index that
+// migrate would create, and none that it would drop, reading the schema on the read pool. The
+// migration's transaction takes the file's write lock at BEGIN (BEGIN IMMEDIATE), and so
+// waited for any other process's write transaction — a `credo load` holds one to its end —
+// and failed start-up with "database is locked" past the busy timeout, where a start-up that
+// had nothing to migrate used to serve at once: a restart of credo serve, or credo secret,
+// during a long load.
+func (s *Store) upToDate(ctx context.Context) (bool, error) {
+	var names []string
+	if err := s.db.WithContext(ctx).Raw("SELECT name FROM sqlite_master WHERE type = 'table'").Scan(&names).Error; err != nil {
+		return false, fmt.Errorf("tables: %w", err)
+	}
+	tables := make(map[string]bool, len(names))
+	for _, n := range names {
+		tables[n] = true
+	}
+	indexes, err := s.indexes(ctx)
+	if err != nil {
+		return false, err
+	}
+	links := linkIndexes(s.reg)
+	for _, r := range s.reg.Resources() {
+		for _, stmt := range s.DDL(r, links[r]) {
+			if stmt.table != "" && !tables[stmt.table] || stmt.index != "" && !indexes[stmt.index] ||
+				stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
+				return false, nil
+			}
+		}
+		have, err := s.columns(ctx, r)
+		if err != nil {
+			return false, err
+		}
+		for _, f := range r.Fields {
+			if !have[f.Column] {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 // indexes returns the names of the partition's indexes.
