@@ -9,6 +9,9 @@ import (
 
 // Exported for the engine_test package only.
 
+// MigrationLock is the key of the advisory lock of a partition's migration (PostgreSQL).
+func MigrationLock(partition string) int64 { return migrationLock(partition) }
+
 // Given reports whether member was given.
 func (d Draft) Given(member string) bool {
 	f, ok := d.r.byName[member]

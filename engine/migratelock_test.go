@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -202,5 +203,35 @@ func TestStartUpBesideALongWriteOnSQLite(t *testing.T) {
 	s, _ := db.Store(p)
 	if _, err := s.Count(ctx, reg.MustByName("User"), engine.Query{}, engine.AllOrganizations()); err != nil {
 		t.Errorf("a read beside another process's write transaction: %v", err)
+	}
+}
+
+// TestStartUpWaitingForAnotherMigration: a start-up that waits past its timeout for another
+// process's migration of the partition (a replica starting beside it, building an index on a
+// large table) says so, rather than that the database did not answer, which it did.
+func TestStartUpWaitingForAnotherMigration(t *testing.T) {
+	reg := fixtureRegistry(t)
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	db, err := engine.Open(ctx, url, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, engine.MigrationLock(p)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, reg)
+	if err == nil {
+		t.Fatal("a start-up beside another process's migration that outlasts the timeout succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "another process") || !strings.Contains(msg, "was migrating "+p) ||
+		strings.Contains(msg, "did not connect or answer") {
+		t.Errorf("a start-up beside another process's migration: %v", err)
 	}
 }

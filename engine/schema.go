@@ -266,7 +266,13 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 		return s.transaction(ctx, func(tx *Store) error { return tx.migrate(ctx) })
 	}
 	return s.transaction(ctx, func(tx *Store) error {
-		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", int64(fnv32("credo-migrate:"+s.schema))).Error; err != nil {
+		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", migrationLock(s.schema)).Error; err != nil {
+			if timedOut(err) {
+				// Not the database's silence: another process's migration, which may build an
+				// index on a large table, held the lock. %v: start-up does not report it as the
+				// database not answering.
+				return fmt.Errorf("another process (a replica starting beside this one, credo secret, load or seed) was migrating %s and held its lock for more than %v; start again once it is done, or raise --database-timeout: %v", s.Partition, s.timeout, err)
+			}
 			return fmt.Errorf("lock: %w", err)
 		}
 		if err := tx.db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
@@ -275,6 +281,9 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 		return tx.migrate(ctx)
 	})
 }
+
+// migrationLock is the key of the PostgreSQL advisory lock that a partition's migration holds.
+func migrationLock(schema string) int64 { return int64(fnv32("credo-migrate:" + schema)) }
 
 // migrate runs the DDL that the partition lacks. An index that exists is not created "IF NOT
 // EXISTS" again: that statement takes a SHARE lock on its table even so, held to the end of the
