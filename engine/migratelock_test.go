@@ -235,3 +235,44 @@ func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 		t.Errorf("a start-up beside another process's migration: %v", err)
 	}
 }
+
+// TestMigrationBesideALongWriteOnSQLite: a migration with work to do waits for another
+// process's write transaction on the partition's file for the timeout (busy_timeout), and then
+// says that another process held the file, not that the database is unavailable as a refusal
+// at once would be.
+func TestMigrationBesideALongWriteOnSQLite(t *testing.T) {
+	reg := fixtureRegistry(t)
+	ctx := context.Background()
+	dir, p := t.TempDir(), "e01"
+	// A partition of the previous release: this one adds a column and replaces an index.
+	db, err := engine.Open(ctx, "sqlite:"+dir, []string{p}, previousRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, p+".db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK") //nolint:errcheck // the test's end
+	start := time.Now()
+	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	if err == nil {
+		t.Fatal("a migration beside another process's write transaction succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "another process") || !strings.Contains(msg, "more than 300ms") || strings.Contains(msg, "unavailable") {
+		t.Errorf("a migration beside another process's write transaction: %v", err)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("the migration waited %v for the other process's write transaction, want the timeout", waited)
+	}
+}
