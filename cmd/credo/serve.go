@@ -70,6 +70,12 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	logger, _ := ops.logger(out)
 	logger = slog.New(flushingHandler{Handler: logger.Handler(), level: slog.LevelWarn, buf: out})
 	slog.SetDefault(logger)
+	// Nothing listens until every partition is migrated (a first start-up of a release may
+	// build indexes on large tables): the log says that start-up is under way, and then how
+	// long it took.
+	started := time.Now()
+	slog.Info("credo starting: opening and migrating the partitions", "database", engine.Redact(cfg.Database),
+		"partitions", cfg.Partitions, "placed", cfg.Placed.String())
 	reg, db, err := cfg.open(ctx)
 	if err != nil {
 		return startupError(ctx, stderr, err)
@@ -115,7 +121,8 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	}
 	slog.Info("credo serving", "addr", ln.Addr().String(), "database", engine.Redact(cfg.Database), "partitions", cfg.Partitions,
 		"placed", cfg.Placed.String(), "v1", cfg.V1Partition,
-		"database_timeout", cfg.DB.Timeout.String(), "database_max_conns", db.Limits().MaxConns)
+		"database_timeout", cfg.DB.Timeout.String(), "database_max_conns", db.Limits().MaxConns,
+		"startup", time.Since(started).Round(time.Millisecond).String())
 	fmt.Fprintf(stderr, "credo: serving http://%s/v2/%s/ and /api\n"+
 		"To get a token: credo secret create --partition %[2]s --operator (with the same --database and --partition-database flags), then\n"+
 		"  curl -s -X POST http://%[1]s/v2/%[2]s/security/tokens/generate -H 'Content-Type: application/json' -d '{\"Secret\":\"<CLIENT_SECRET>\"}'\n",

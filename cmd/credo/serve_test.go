@@ -351,3 +351,22 @@ func TestServeAddressInUse(t *testing.T) {
 		})
 	}
 }
+
+// TestServeLogsItsStartUp: nothing listens while start-up migrates the partitions (which may
+// build indexes on large tables at the first start-up of a release), so the log says that it
+// has begun, before the line that it serves, and that line says how long it took.
+func TestServeLogsItsStartUp(t *testing.T) {
+	p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--database", "sqlite:"+t.TempDir(), "--partitions", "e01,e02")
+	p.waitAddr(t)
+	log := p.log()
+	starting := strings.Index(log, `msg="credo starting: opening and migrating the partitions"`)
+	serving := strings.Index(log, `msg="credo serving"`)
+	if starting < 0 || serving < starting || !strings.Contains(log[starting:serving], `partitions="[e01 e02]"`) {
+		t.Errorf("the log does not say that start-up began, with the partitions, before serving:\n%s", log)
+	}
+	if !regexp.MustCompile(`msg="credo serving" .* startup=[0-9.]+m?s`).MatchString(log) {
+		t.Errorf("the serving line does not say how long start-up took:\n%s", log)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	p.wait(t, 10*time.Second)
+}
