@@ -276,3 +276,37 @@ func TestMigrationBesideALongWriteOnSQLite(t *testing.T) {
 		t.Errorf("the migration waited %v for the other process's write transaction, want the timeout", waited)
 	}
 }
+
+// TestMigrationWaitingForServedTransactions: a migration that changes a table waits for the
+// transactions of other processes using it (PostgreSQL), for the timeout, and then says so,
+// rather than that the database did not answer, which it did.
+func TestMigrationWaitingForServedTransactions(t *testing.T) {
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	db, err := engine.Open(ctx, url, []string{p}, previousRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
+	if _, err := tx.Exec(ctx, `INSERT INTO `+pgx.Identifier{p, "users"}.Sanitize()+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e3', 'held@example.com')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, fixtureRegistry(t))
+	if err == nil {
+		t.Fatal("a migration beside a write transaction that outlasts the timeout succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "changes table users, and transactions of other processes") ||
+		strings.Contains(msg, "did not connect or answer") {
+		t.Errorf("a migration beside a write transaction that outlasts the timeout: %v", err)
+	}
+}

@@ -375,6 +375,11 @@ func (s *Store) lockFor(ctx context.Context, r *Resource, stmts []ddlStatement, 
 		return nil
 	}
 	if err := s.db.WithContext(ctx).Exec("LOCK TABLE " + s.Table(r) + " IN " + mode + " MODE").Error; err != nil {
+		if timedOut(err) {
+			// The database answered: other transactions held the table. %v: start-up does not
+			// report it as the database not answering.
+			return fmt.Errorf("the migration changes table %s, and transactions of other processes (a replica's requests, a credo load) used it for more than %v; start again once they are done, or raise --database-timeout: %v", r.Table, s.timeout, err)
+		}
 		return fmt.Errorf("lock %s: %w", r.Table, err)
 	}
 	return nil
