@@ -174,28 +174,9 @@ func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
 func TestStartUpBesideALongWriteOnSQLite(t *testing.T) {
 	reg := fixtureRegistry(t)
 	ctx := context.Background()
-	dir, p := t.TempDir(), "e01"
-	db, err := engine.Open(ctx, "sqlite:"+dir, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, p+".db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.ExecContext(ctx, "ROLLBACK") //nolint:errcheck // the test's end
+	dir, p := writtenByAnother(t, reg)
 	start := time.Now()
-	db, err = engine.Limits{Timeout: time.Second}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	db, err := engine.Limits{Timeout: time.Second}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
 	if err != nil {
 		t.Fatalf("a start-up beside another process's write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
 	}
@@ -243,29 +224,10 @@ func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 func TestMigrationBesideALongWriteOnSQLite(t *testing.T) {
 	reg := fixtureRegistry(t)
 	ctx := context.Background()
-	dir, p := t.TempDir(), "e01"
 	// A partition of the previous release: this one adds a column and replaces an index.
-	db, err := engine.Open(ctx, "sqlite:"+dir, []string{p}, previousRegistry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, p+".db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.ExecContext(ctx, "ROLLBACK") //nolint:errcheck // the test's end
+	dir, p := writtenByAnother(t, previousRegistry(t))
 	start := time.Now()
-	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	_, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, "sqlite:"+dir, []string{p}, reg)
 	if err == nil {
 		t.Fatal("a migration beside another process's write transaction succeeded")
 	}
@@ -309,4 +271,35 @@ func TestMigrationWaitingForServedTransactions(t *testing.T) {
 		strings.Contains(msg, "did not connect or answer") {
 		t.Errorf("a migration beside a write transaction that outlasts the timeout: %v", err)
 	}
+}
+
+// writtenByAnother migrates a SQLite partition with reg, in a folder of its own, and opens a
+// write transaction on its file apart from the engine, as another process's credo load does,
+// until the test ends. It returns the folder and the partition.
+func writtenByAnother(t *testing.T, reg *engine.Registry) (dir, p string) {
+	t.Helper()
+	ctx := context.Background()
+	dir, p = t.TempDir(), "e01"
+	db, err := engine.Open(ctx, "sqlite:"+dir, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, p+".db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.ExecContext(ctx, "ROLLBACK") //nolint:errcheck // the test's end
+		conn.Close()
+	})
+	return dir, p
 }
