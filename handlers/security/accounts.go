@@ -32,8 +32,18 @@ type accounts struct {
 type accountKey struct{ partition, user, org string }
 
 type accountEntry struct {
-	acct  auth.Account
+	st    standing
 	until time.Time
+}
+
+// standing is a user's account in an organization and whether it holds it by a person there.
+type standing struct {
+	auth.Account
+	// away says why the user has no person in the organization that lets it act ("its
+	// person there is archived", "… had its access revoked on …", "it has no person there"),
+	// "" when it has one. An operator of another organization acts there all the same
+	// (Operator), but may not act there for another user (checkActing).
+	away string
 }
 
 var _ auth.Accounts = (*accounts)(nil)
@@ -41,17 +51,23 @@ var _ auth.Accounts = (*accounts)(nil)
 // Account answers from the cache while its entry is younger than AccountTTL. Refusals are not
 // cached, so a restored person is usable at once.
 func (a *accounts) Account(ctx context.Context, partition, userID, organizationID string) (auth.Account, error) {
+	st, err := a.standing(ctx, partition, userID, organizationID)
+	return st.Account, err
+}
+
+// standing is Account with how the user stands in the organization, from the same cache.
+func (a *accounts) standing(ctx context.Context, partition, userID, organizationID string) (standing, error) {
 	key := accountKey{partition, userID, organizationID}
 	now := a.s.now()
 	a.mu.Lock()
 	e, ok := a.entries[key]
 	a.mu.Unlock()
 	if ok && now.Before(e.until) {
-		return e.acct, nil
+		return e.st, nil
 	}
-	acct, err := a.s.account(ctx, partition, userID, organizationID, now)
+	st, err := a.s.account(ctx, partition, userID, organizationID, now)
 	if err != nil {
-		return auth.Account{}, err
+		return standing{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -63,32 +79,33 @@ func (a *accounts) Account(ctx context.Context, partition, userID, organizationI
 		}
 		a.sweepAt = now.Add(AccountTTL)
 	}
-	a.entries[key] = accountEntry{acct: acct, until: now.Add(AccountTTL)}
-	return acct, nil
+	a.entries[key] = accountEntry{st: st, until: now.Add(AccountTTL)}
+	return st, nil
 }
 
 // account reads a user's standing in an organization now: Operator is the IsOperator flag of
 // its person there, and Roles the slugs of its current groups. A user without a person in
 // the organization may act there only as an operator (one of its persons is an operator);
 // otherwise the answer is an auth.ErrUnauthenticated refusal. An archived user, and a person
-// archived or whose access is revoked (see withdrawn), count for nothing.
-func (s *Security) account(ctx context.Context, partition, userID, organizationID string, now time.Time) (auth.Account, error) {
+// archived or whose access is revoked (see withdrawn), count for nothing; away says why such
+// an operator has no person in the organization.
+func (s *Security) account(ctx context.Context, partition, userID, organizationID string, now time.Time) (standing, error) {
 	st, err := s.store(partition)
 	if err != nil {
-		return auth.Account{}, err
+		return standing{}, err
 	}
 	if why, err := s.rec.userWithdrawn(ctx, st, userID, now); err != nil || why != "" {
 		if err != nil {
-			return auth.Account{}, err
+			return standing{}, err
 		}
-		return auth.Account{}, unauthenticated(auth.ReasonRevoked, "the user %s %s", userID, why)
+		return standing{}, unauthenticated(auth.ReasonRevoked, "the user %s %s", userID, why)
 	}
 	people := s.rec.person
 	persons, err := all(ctx, st, people, personStanding, "UserIdentifier", userID)
 	if err != nil {
-		return auth.Account{}, fmt.Errorf("security: people of user %s: %w", userID, err)
+		return standing{}, fmt.Errorf("security: people of user %s: %w", userID, err)
 	}
-	var acct auth.Account
+	var acct standing
 	found, operatorElsewhere, withdrawnHere := false, false, ""
 	for _, p := range persons {
 		op, _ := p.Get(people, "IsOperator").(bool)
@@ -105,16 +122,19 @@ func (s *Security) account(ctx context.Context, partition, userID, organizationI
 	switch {
 	case found:
 	case operatorElsewhere:
-		acct.Operator = true
+		acct.Operator, acct.away = true, "it has no person there"
+		if withdrawnHere != "" {
+			acct.away = "its person there " + withdrawnHere
+		}
 	case withdrawnHere != "":
-		return auth.Account{}, unauthenticated(auth.ReasonRevoked, "the person of user %s in organization %s %s", userID, organizationID, withdrawnHere)
+		return standing{}, unauthenticated(auth.ReasonRevoked, "the person of user %s in organization %s %s", userID, organizationID, withdrawnHere)
 	case len(persons) == 0:
-		return auth.Account{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in the partition", userID)
+		return standing{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in the partition", userID)
 	default:
-		return auth.Account{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in organization %s", userID, organizationID)
+		return standing{}, unauthenticated(auth.ReasonUnknown, "the user %s has no person in organization %s", userID, organizationID)
 	}
 	if acct.Roles, err = s.roles(ctx, st, userID, organizationID, now); err != nil {
-		return auth.Account{}, err
+		return standing{}, err
 	}
 	return acct, nil
 }

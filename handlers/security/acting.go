@@ -62,12 +62,16 @@ func (s *Security) secretOwner(ctx context.Context, partition, secret string) (s
 }
 
 // checkActing refuses a credential that acts for another user than the owner of the client
-// secret it descends from — a token an operator generated with Agent or Subject, and the
-// cookies made from it — once that owner may no longer act in the secret's organization
-// (withdrawn, deleted, no person there: see account) or is no longer an operator there:
-// only operators may act for another user, and an operator's impersonations must not outlive
-// its own standing. A credential that acts as its secret's own user (in any organization) is
-// the account check's alone, and one whose secret is unknown has nothing to check.
+// secret it descends from — a token an operator generated with Agent or
+// Subject, and the cookies made from it — once that owner may no longer act in the secret's
+// organization (withdrawn, deleted: see account), has no person there that lets it act (its
+// person archived, its access revoked, the person deleted: an operator of another
+// organization still acts there as itself, but not for others), or is no longer an operator
+// there: only operators may act for another user, and an operator's impersonations must not
+// outlive its own standing. A credential that acts as its secret's own user (in any
+// organization) is the account check's alone, and one whose secret is unknown has nothing to
+// check. The owner is cached per secret and its standing for AccountTTL, so a change bites
+// within that.
 func (s *Security) checkActing(ctx context.Context, partition, secret, user string) error {
 	if secret == "" {
 		return nil
@@ -76,7 +80,7 @@ func (s *Security) checkActing(ctx context.Context, partition, secret, user stri
 	if err != nil || !ok || o.user == user {
 		return err
 	}
-	acct, err := s.accounts.Account(ctx, partition, o.user, o.org)
+	acct, err := s.accounts.standing(ctx, partition, o.user, o.org)
 	if errors.Is(err, auth.ErrUnauthenticated) {
 		return unauthenticated(auth.ReasonRevoked, "the operator who generated this credential for user %s may no longer act: %v", user, err)
 	}
@@ -85,6 +89,10 @@ func (s *Security) checkActing(ctx context.Context, partition, secret, user stri
 	}
 	if !acct.Operator {
 		return unauthenticated(auth.ReasonRevoked, "the user %s, who generated this credential for user %s, is no longer an operator", o.user, user)
+	}
+	if acct.away != "" {
+		return unauthenticated(auth.ReasonRevoked, "the operator %s, who generated this credential for user %s, may no longer act for others in organization %s: %s",
+			o.user, user, o.org, acct.away)
 	}
 	return nil
 }

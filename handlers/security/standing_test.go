@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"credo/engine"
 	"credo/handlers/security"
 	"credo/internal/testenv"
@@ -235,6 +237,89 @@ func TestWithdrawnRefusalsAreCounted(t *testing.T) {
 			if got := strings.Count(e.log.String(), `"msg":"authentication failed"`); got != 5 {
 				t.Errorf("%d refusals logged, want 5:\n%s", got, e.log.String())
 			}
+		})
+	}
+}
+
+// TestActingCredentialsEndWithTheOperatorsPersonThere: an operator whose person in its
+// secret's organization is archived, while it stays an operator through a person of another
+// organization, may no longer act for others there: the tokens and cookies it generated for
+// another user are refused (within security.AccountTTL), and it cannot generate new ones
+// (403). Its own token still works, as an operator reading across organizations. Restored,
+// its person lets them hold again.
+func TestActingCredentialsEndWithTheOperatorsPersonThere(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			user, _ := e.user(t, "", false)
+			org := user.OrganizationIdentifier
+			email := "op-" + uuid.NewString()[:8] + "@example.com"
+			op := e.secret(t, security.SecretOptions{Email: email, Organization: org, Operator: true})
+			other := newOrg(t, e)
+			e.secret(t, security.SecretOptions{Email: email, Organization: other, Operator: true})
+			own := e.token(t, op.Secret)
+			body, _ := json.Marshal(map[string]any{"Secret": op.Secret, "Subject": user.UserIdentifier})
+			var tok struct{ AccessToken string }
+			e.do(t, "POST", "security/tokens/generate", string(body)).expect(t, "generate", http.StatusOK).json(t, &tok)
+			var ck struct{ Token string }
+			e.do(t, "POST", "security/cookies/generate", "", bearer(tok.AccessToken)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
+			archive := func(archived bool) {
+				t.Helper()
+				r := e.reg.MustByName("Person")
+				u, _ := r.Member("UserIdentifier")
+				o, _ := r.Member("OrganizationIdentifier")
+				a, _ := r.Member("IsArchived")
+				err := e.store.DB(context.Background()).Table(e.store.TableName(r)).
+					Where(`"`+u.Column+`" = ? AND "`+o.Column+`" = ?`, op.UserIdentifier, org).Update(a.Column, archived).Error
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.clock.Advance(security.AccountTTL + time.Second)
+			}
+			standing := func(what string, holds bool) {
+				t.Helper()
+				var p struct{ Principal struct{ Operator bool } }
+				e.do(t, "GET", "security/tokens/introspect", "", bearer(own)...).expect(t, what+": the operator's own token", http.StatusOK).json(t, &p)
+				e.do(t, "GET", "directory/people/count?OrganizationIdentifier="+other, "", bearer(own)...).
+					expect(t, what+": the operator's own token reading another organization", http.StatusOK)
+				if !p.Principal.Operator {
+					t.Errorf("%s: the operator's own token is no operator's", what)
+				}
+				var rep cookieReport
+				e.do(t, "POST", "security/cookies/validate", ck.Token).expect(t, what+": validate the cookie", http.StatusOK).json(t, &rep)
+				uses := []response{
+					e.do(t, "GET", "security/tokens/introspect", "", bearer(tok.AccessToken)...),
+					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token),
+				}
+				gen := e.do(t, "POST", "security/tokens/generate", string(body))
+				if holds {
+					uses[0].expect(t, what+": the Subject token", http.StatusOK)
+					uses[1].expect(t, what+": the cookie", http.StatusOK)
+					gen.expect(t, what+": generate", http.StatusOK)
+					if !rep.Valid {
+						t.Errorf("%s: cookies/validate says not valid (%q)", what, rep.Reason)
+					}
+					return
+				}
+				for i, u := range uses {
+					u.expect(t, what+": "+[]string{"the Subject token", "the cookie"}[i], http.StatusUnauthorized)
+					if d := u.detail(t); !strings.Contains(d, "may no longer act for others") || !strings.Contains(d, "is archived") {
+						t.Errorf("%s: Detail %q, want it to say the operator may no longer act for others, its person archived", what, d)
+					}
+				}
+				if rep.Valid || !strings.Contains(rep.Reason, "is archived") {
+					t.Errorf("%s: cookies/validate says Valid %v (%q), want not valid, its person archived", what, rep.Valid, rep.Reason)
+				}
+				gen.expect(t, what+": generate", http.StatusForbidden)
+				if d := gen.detail(t); !strings.Contains(d, "is archived") {
+					t.Errorf("%s: generate: Detail %q, want it to say the person is archived", what, d)
+				}
+			}
+			standing("at first", true)
+			archive(true)
+			standing("the operator's person in the secret's organization archived", false)
+			archive(false)
+			standing("unarchived", true)
 		})
 	}
 }

@@ -105,6 +105,11 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 		if !owner.Operator {
 			return forbidden("only operators may generate tokens with Organization, Agent or Subject")
 		}
+		if acting != "" && owner.away != "" {
+			// As checkActing would refuse the token at once (docs/security.md).
+			return forbidden("only an operator with a person in the secret's organization %s may generate tokens with %s: %s",
+				rec.OrganizationIdentifier, member, owner.away)
+		}
 		if claims.Subject, claims.Organization, err = h.actAs(ctx, st, rec, member, acting, org); err != nil {
 			return err
 		}
