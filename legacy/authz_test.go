@@ -267,14 +267,15 @@ func createSecret(t *testing.T, e *env, opts security.SecretOptions) security.Se
 }
 
 // token issues an access token for a secret's user and organization, signed with the
-// partition's key as tokens/generate signs it.
+// partition's key as tokens/generate signs it, naming the secret it descends from.
 func (e *env) token(s security.SecretResult) string {
 	e.t.Helper()
 	tokens, err := auth.NewTokens(security.DeriveKey(testKey, e.store.Partition), e.secClock.Now, security.DefaultAudience, security.DefaultIssuer)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	tok, _, err := tokens.Issue(auth.Claims{Subject: s.UserIdentifier, Organization: s.OrganizationIdentifier, Partition: e.store.Partition}, 3600)
+	tok, _, err := tokens.Issue(auth.Claims{Subject: s.UserIdentifier, Organization: s.OrganizationIdentifier, Partition: e.store.Partition,
+		Secret: s.Identifier}, 3600)
 	if err != nil {
 		e.t.Fatal(err)
 	}

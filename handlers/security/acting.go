@@ -17,8 +17,9 @@ const maxSecretOwners = 10000
 type secretOwner struct{ user, org string }
 
 // secretOwners caches the owner of each client secret by partition and identifier: a secret's
-// owner never changes, so an entry never goes stale (a secret that is revoked or gone is
-// refused through revocation, not here).
+// owner never changes, so an entry never goes stale (a revoked secret is refused through
+// revocation, not here). An unknown secret is not cached: it may be created later, and a
+// credential naming it is refused anyway (checkActing).
 type secretOwners struct {
 	mu      sync.Mutex
 	entries map[[2]string]secretOwner
@@ -61,24 +62,32 @@ func (s *Security) secretOwner(ctx context.Context, partition, secret string) (s
 	return o, true, nil
 }
 
-// checkActing refuses a credential that acts for another user than the owner of the client
-// secret it descends from — a token an operator generated with Agent or
+// checkActing refuses a credential whose client secret is not one of the partition's: every
+// credential credo issues names the stored secret it descends from, and secrets are never
+// deleted, so a token without one, or naming none (signed with a key another environment
+// shares, say), is refused like a revoked one. It then refuses a credential that acts for
+// another user than the owner of that secret — a token an operator generated with Agent or
 // Subject, and the cookies made from it — once that owner may no longer act in the secret's
 // organization (withdrawn, deleted: see account), has no person there that lets it act (its
 // person archived, its access revoked, the person deleted: an operator of another
 // organization still acts there as itself, but not for others), or is no longer an operator
 // there: only operators may act for another user, and an operator's impersonations must not
 // outlive its own standing. A credential that acts as its secret's own user (in any
-// organization) is the account check's alone, and one whose secret is unknown has nothing to
-// check. The owner is cached per secret and its standing for AccountTTL, so a change bites
-// within that.
+// organization) is the account check's alone. The owner is cached per secret and its
+// standing for AccountTTL, so a change bites within that; an unknown secret is not cached.
 func (s *Security) checkActing(ctx context.Context, partition, secret, user string) error {
 	if secret == "" {
-		return nil
+		return unauthenticated(auth.ReasonUnknown, "the credential names no client secret")
 	}
 	o, ok, err := s.secretOwner(ctx, partition, secret)
-	if err != nil || !ok || o.user == user {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return unauthenticated(auth.ReasonUnknown, "the client secret this credential was made from is unknown")
+	}
+	if o.user == user {
+		return nil
 	}
 	acct, err := s.accounts.standing(ctx, partition, o.user, o.org)
 	if errors.Is(err, auth.ErrUnauthenticated) {

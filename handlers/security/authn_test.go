@@ -339,3 +339,58 @@ func TestGenerateRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialsOfUnknownSecretsAreRefused: a token or cookie signed with the partition's
+// key (another environment sharing it, say) whose secret_id is missing, names no stored
+// secret, or names another partition's secret is refused with 401, as a revoked secret's
+// credentials are, counted and logged as every refusal: every credential credo issues names
+// the stored secret it descends from, and secrets are never deleted.
+func TestCredentialsOfUnknownSecretsAreRefused(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newEnv(t, b)
+			op, good := e.user(t, "", true)
+			other := secretIn(t, e.otherStore, security.SecretOptions{Email: "other@example.com", Operator: true})
+			key := security.DeriveKey(testKey, e.partition)
+			forger, err := auth.NewTokens(key, e.clock.Now, security.DefaultAudience, security.DefaultIssuer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cookies, err := auth.NewCookies(key, nil, e.clock.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.do(t, "GET", "security/tokens/introspect", "", bearer(good)...).expect(t, "a generated token", http.StatusOK)
+			for _, tc := range []struct{ name, secret, detail string }{
+				{name: "no secret", detail: "names no client secret"},
+				{name: "an unknown secret", secret: uuid.NewString(), detail: "is unknown"},
+				{name: "another partition's secret", secret: other.Identifier, detail: "is unknown"},
+			} {
+				tok, _, err := forger.Issue(auth.Claims{Subject: op.UserIdentifier, Organization: op.OrganizationIdentifier,
+					Partition: e.partition, Secret: tc.secret}, 3600)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ck, _, err := cookies.Encode(auth.CookiePayload{User: op.UserIdentifier, Organization: op.OrganizationIdentifier,
+					Partition: e.partition, Secret: tc.secret, Expiry: e.clock.Now().Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := e.authFailures(t)
+				for _, use := range []struct {
+					what   string
+					header []string
+				}{{"token", bearer(tok)}, {"cookie", []string{"Cookie", security.CookieName + "=" + ck}}} {
+					res := e.do(t, "GET", "security/users/count", "", use.header...).expect(t, tc.name+": "+use.what, http.StatusUnauthorized)
+					if d := res.detail(t); !strings.Contains(d, tc.detail) {
+						t.Errorf("%s: %s: Detail %q, want it to say %q", tc.name, use.what, d, tc.detail)
+					}
+				}
+				after := e.authFailures(t)
+				if after["bearer"]-before["bearer"] != 1 || after["cookie"]-before["cookie"] != 1 {
+					t.Errorf("%s: failures counted %v, then %v: want one more bearer and one more cookie", tc.name, before, after)
+				}
+			}
+		})
+	}
+}
