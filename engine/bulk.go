@@ -373,7 +373,7 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	problems := len(l.bulk.Rows)
 	l.ok = l.ok[:0]
 	for i, d := range l.drafts {
-		err := l.s.prepareNew(l.r, d, l.org)
+		err := l.s.prepareNew(l.r, d, l.org, fileKey)
 		if err != nil {
 			l.bulk.add(l.rows[i], err)
 		}

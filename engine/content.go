@@ -183,7 +183,7 @@ func (s *Store) insertWithContent(ctx context.Context, r *Resource, w *contentWr
 		return nil, err
 	}
 	rec := d.rec
-	if err := s.prepareNew(r, d, ""); err != nil {
+	if err := s.prepareNew(r, d, "", fileKey); err != nil {
 		return nil, err
 	}
 	for i, k := range keyOf(r, rec) {

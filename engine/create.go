@@ -7,7 +7,8 @@ import (
 
 // Create fills what the draft omits and stores it as a new record of r. Within one
 // organization's scope, a scoped record of another organization is refused and an omitted
-// organization becomes the scope's. The draft is completed in place.
+// organization becomes the scope's. A key member given as the nil UUID is refused (see
+// keyOrigin). The draft is completed in place.
 func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (_ Record, err error) {
 	defer wrap(&err, "create %s", r.Name)
 	org, err := writeOf(r, d, scope)
@@ -16,6 +17,20 @@ func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (
 	}
 	return s.insert(ctx, r, d, org)
 }
+
+// keyOrigin says who chose a new record's key, and so whether it may be the nil UUID.
+type keyOrigin int
+
+const (
+	// clientKey is a key a client's body gave (Create): the nil UUID in it is a typed
+	// client's unset Guid (decisions §4 refuses it in a required reference for the same
+	// reason), and stored it names a record that is nobody's choice, so it is a 400.
+	clientKey keyOrigin = iota
+	// fileKey is a key an operator's file gave (bulk loads such as credo load) or the
+	// server chose (content): kept as it is, so that records migrated from the original
+	// platform keep their keys, the nil UUID included.
+	fileKey
+)
 
 // writeOf checks the draft and scope of a write of r and returns the organization its SQL
 // limits r to ("" for none).
@@ -30,7 +45,7 @@ func writeOf(r *Resource, d Draft, scope Scope) (string, error) {
 }
 
 func (s *Store) insert(ctx context.Context, r *Resource, d Draft, org string) (Record, error) {
-	if err := s.prepareNew(r, d, org); err != nil {
+	if err := s.prepareNew(r, d, org, clientKey); err != nil {
 		return nil, err
 	}
 	rec := d.rec
@@ -87,7 +102,7 @@ func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) err
 
 // prepareNew gives a new record (the draft's, completed in place) its key, organization,
 // defaults and derived members, and validates it.
-func (s *Store) prepareNew(r *Resource, d Draft, org string) error {
+func (s *Store) prepareNew(r *Resource, d Draft, org string, origin keyOrigin) error {
 	rec, present := d.rec, d.given
 	if len(r.Key) == 1 && r.Key[0].Type == TypeUUID && (!present[r.Key[0].Index] || rec[r.Key[0].Index] == nil) &&
 		(d.failed == nil || !d.failed[r.Key[0].Index]) {
@@ -97,7 +112,21 @@ func (s *Store) prepareNew(r *Resource, d Draft, org string) error {
 	verr := d.problemsOfWrite()
 	claimScope(r, rec, present, org, verr)
 	requireKey(r, present, d.failed, verr)
+	if origin == clientKey {
+		refuseNilKey(r, rec, present, verr)
+	}
 	return prepare(r, rec, present, present, d.failed, verr)
+}
+
+// refuseNilKey adds to verr each uuid member of a new record's key that the draft gives as
+// the nil UUID and nothing replaced (claimScope makes an omitted organization the caller's).
+// A required one is complete's to name, in its own words.
+func refuseNilKey(r *Resource, rec Record, present []bool, verr *ValidationError) {
+	for _, k := range r.Key {
+		if k.Type == TypeUUID && present[k.Index] && rec[k.Index] == nilUUID && !k.Required {
+			verr.Add(k.Name, k.Name+" is part of the key and cannot be the nil UUID "+nilUUID)
+		}
+	}
 }
 
 // requireKey adds to verr each member of a new record's key that the draft omits and nothing

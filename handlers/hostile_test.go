@@ -25,7 +25,7 @@ import (
 // TestHostileInput: what a client may send by mistake or malice — text the stores cannot keep
 // (U+0000, invalid UTF-8, lone surrogates), a malformed query string, values beyond a
 // member's limits or the instants credo keeps, repeated or inexactly typed JSON members, a
-// nil required reference, a projection of nothing — is a 400 problem naming the parameter or
+// nil required reference or key, a projection of nothing — is a 400 problem naming the parameter or
 // member, on both stores, and changes nothing.
 func TestHostileInput(t *testing.T) {
 	reg := registry(t)
@@ -103,6 +103,10 @@ func TestHostileInput(t *testing.T) {
 				{name: "nil UUID on create", method: "POST", path: "security/users-comments", body: fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q}`, author, org, nilUUID), member: "UserIdentifier"},
 				{name: "nil UUID on put", method: "PUT", path: item, body: fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q}`, nilUUID, org, user), member: "CommentCreatedBy"},
 				{name: "nil UUID on patch", method: "PATCH", path: item, body: `{"OrganizationIdentifier":"` + nilUUID + `"}`, member: "OrganizationIdentifier"},
+				// A key given as the nil UUID: a typed client's unset Guid names no record.
+				{name: "nil UUID key on create", method: "POST", path: "security/users-comments", body: comment(`,"CommentIdentifier":"` + nilUUID + `"`), member: "CommentIdentifier"},
+				{name: "nil UUID key on put", method: "PUT", path: item, body: comment(`,"CommentIdentifier":"` + nilUUID + `"`), member: "CommentIdentifier"},
+				{name: "nil UUID key on patch", method: "PATCH", path: item, body: `{"CommentIdentifier":"` + nilUUID + `"}`, member: "CommentIdentifier"},
 				// Projections of nothing.
 				{name: "search excluding its one member", method: "GET", path: "security/users-comments/search?Excludes=CommentIdentifier", member: "Excludes"},
 				{name: "include and exclude the same", method: "GET", path: "security/users-comments?Includes=CommentText&Excludes=CommentText", member: "Excludes"},
