@@ -36,6 +36,9 @@ const (
 	msgLimitInvalid     = "Invalid RegistrationLimit value."
 	msgExtensionInvalid = "Invalid TimeExtension value."
 	msgEventIDInvalid   = "Invalid EventIdentifier value."
+	// msgRegistrationIDInvalid is register-lax's for the nil UUID as the registration's
+	// identifier, as msgEventIDInvalid is add event's.
+	msgRegistrationIDInvalid = "Invalid RegistrationIdentifier value."
 )
 
 // fail is a version-1 problem: 400 with the message as Detail.

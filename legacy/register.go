@@ -65,7 +65,7 @@ func (l laxBody) check(step int) error {
 // registerLax creates the registration of the path: the learner on the event found by venue and
 // start (or a new one), with the form found by code and the accommodations given. Checks, in
 // order (after members of the wrong type; laxBody reports the body's own problems together):
-// the registration id, Accommodations, EventStart, Learner, Assessment, EventVenue, the
+// the registration id (not the nil UUID, not taken), Accommodations, EventStart, Learner, Assessment, EventVenue, the
 // event's members when one is created, and its seats.
 func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -74,6 +74,20 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	org := p.OrganizationIdentifier
 	l, err := a.readLaxBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
 		"Learner", "LearnerRegistrantType", "Assessment", "Accommodations")
+	if id == nilUUID {
+		// The nil UUID, a typed client's unset Guid, names no registration (stored, it was a
+		// registration no client meant): it comes first in one 400 with the body's problems.
+		var bad problems
+		bad.add(failMember(msgRegistrationIDInvalid, "RegistrationIdentifier", "RegistrationIdentifier cannot be the nil UUID "+nilUUID))
+		bad.add(err)
+		if err == nil {
+			bad.add(l.check(stepAccommodations))
+			if l.steps[stepAccommodations] == nil {
+				bad.add(l.check(stepStart))
+			}
+		}
+		return bad.err()
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -135,4 +136,40 @@ func jsonKeys(t *testing.T, data []byte) []string {
 		}
 	}
 	return keys
+}
+
+// TestRegisterLaxRefusesTheNilUUID: a registration under the nil UUID (a typed client's unset
+// Guid) is a 400 "Invalid RegistrationIdentifier value." naming RegistrationIdentifier, with
+// the body's other problems, and writes nothing: no registration, no event.
+func TestRegisterLaxRefusesTheNilUUID(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		at := start(6, "09:00:00", "Z")
+		for _, tc := range []struct {
+			name, body string
+			members    []string
+		}{
+			{name: "a good body", body: e.registerBody(venueA, at, ""), members: []string{"RegistrationIdentifier"}},
+			{name: "a bad EventStart too", body: e.registerBody(venueA, "2001-01-01T00:00:00Z", ""), members: []string{"RegistrationIdentifier", "EventStart"}},
+		} {
+			rec := e.do("POST", regPath(nilUUID, "register-lax"), tc.body)
+			if status, detail := problemOf(t, rec); status != http.StatusBadRequest || !strings.Contains(detail, "Invalid RegistrationIdentifier value.") {
+				t.Fatalf("%s: register-lax under the nil UUID: %d %q, want 400 Invalid RegistrationIdentifier value.", tc.name, status, detail)
+			}
+			var p struct{ Errors map[string][]string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.members {
+				if len(p.Errors[m]) != 1 {
+					t.Errorf("%s: Errors %v, want %s named", tc.name, p.Errors, m)
+				}
+			}
+		}
+		if n := e.count("Registration", "RegistrationIdentifier", nilUUID); n != 0 {
+			t.Fatalf("the refused registration was stored (%d rows)", n)
+		}
+		if n := e.count("Event", "EventVenue", venueA); n != 0 {
+			t.Errorf("a refused registration created %d event(s)", n)
+		}
+	})
 }
