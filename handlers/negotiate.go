@@ -17,14 +17,14 @@ var (
 	jsonOrCSV = []request.Offer{jsonOffer, csvOffer}
 )
 
-// negotiate picks the response format from Accept (request.Negotiate): JSON, or CSV where
-// csvOK. Anything else is a 406 (decisions §3).
-func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
+// negotiate picks the response format from Accept (request.NegotiateFor, which marks w's
+// answer Vary: Accept): JSON, or CSV where csvOK. Anything else is a 406 (decisions §3).
+func negotiate(w http.ResponseWriter, r *http.Request, csvOK bool) (engine.Format, error) {
 	offers := jsonOnly
 	if csvOK {
 		offers = jsonOrCSV
 	}
-	mt, err := request.Negotiate(r.Header.Get("Accept"), offers...)
+	mt, err := request.NegotiateFor(w, r, offers...)
 	if err != nil {
 		return "", err
 	}
@@ -39,7 +39,7 @@ func negotiate(r *http.Request, csvOK bool) (engine.Format, error) {
 // is written, and no kept answer replayed, to a client that cannot take JSON.
 func acceptsJSON(h problem.HandlerFunc) problem.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := negotiate(r, false); err != nil {
+		if _, err := negotiate(w, r, false); err != nil {
 			return err
 		}
 		return h(w, r)

@@ -29,9 +29,15 @@ func TestNegotiate(t *testing.T) {
 		if tt.accept != "" {
 			r.Header.Set("Accept", tt.accept)
 		}
-		got, err := negotiate(r, tt.csvOK)
+		w := httptest.NewRecorder()
+		w.Header().Set("Vary", "Origin")
+		got, err := negotiate(w, r, tt.csvOK)
 		if got != tt.want || (tt.want == "") != (err != nil) {
 			t.Errorf("negotiate(%q, csv %t) = %q, %v; want %q", tt.accept, tt.csvOK, got, err, tt.want)
+		}
+		negotiate(w, r, tt.csvOK) // a second negotiation names Accept once
+		if v := w.Header().Values("Vary"); len(v) != 2 || v[0] != "Origin" || v[1] != "Accept" {
+			t.Errorf("negotiate(%q): Vary %q, want [Origin Accept]", tt.accept, v)
 		}
 	}
 }

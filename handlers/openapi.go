@@ -159,12 +159,45 @@ func (d *document) tagGroups() []obj {
 
 // add puts an operation on a path.
 func (d *document) add(path, method string, op obj) {
+	varyOnAccept(op)
 	item, _ := d.paths[path].(obj)
 	if item == nil {
 		item = obj{}
 		d.paths[path] = item
 	}
 	item[strings.ToLower(method)] = op
+}
+
+// varyHeader is the Vary header of the answers of an operation that reads Accept.
+var varyHeader = obj{"required": true, "description": "`Accept`: the answer depends on it, so a cache keeps one per `Accept`.",
+	"schema": obj{"type": "string", "examples": []string{"Accept", "Origin, Accept"}}}
+
+// varyOnAccept documents Vary on the answers of an operation that reads Accept — one that
+// lists a 406, the mark of every negotiation (request.NegotiateFor) — other than its shared
+// answers that are components: its successes here, its 406 and 304 in their components.
+func varyOnAccept(op obj) {
+	resp, _ := op["responses"].(obj)
+	if _, ok := resp[strconv.Itoa(http.StatusNotAcceptable)]; !ok {
+		return
+	}
+	for status, r := range resp {
+		out, ok := r.(obj)
+		if !ok || out["$ref"] != nil {
+			continue
+		}
+		hs := obj{"Vary": varyHeader}
+		if old, ok := out["headers"].(obj); ok {
+			for k, v := range old {
+				hs[k] = v
+			}
+		}
+		cp := obj{}
+		for k, v := range out {
+			cp[k] = v
+		}
+		cp["headers"] = hs
+		resp[status] = cp
+	}
 }
 
 // moduleTags describes the module tags; a route's Tag must be one of them.
@@ -424,6 +457,8 @@ func problemResponses() obj {
 		case http.StatusTooManyRequests:
 			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before the next attempt.",
 				"schema": obj{"type": "integer", "minimum": 0}}}
+		case http.StatusNotAcceptable:
+			r["headers"] = obj{"Vary": varyHeader}
 		case http.StatusServiceUnavailable, http.StatusConflict:
 			r["headers"] = obj{"Retry-After": obj{"required": true, "description": "Seconds to wait before retrying.",
 				"schema": obj{"type": "integer", "minimum": 0}}}

@@ -38,10 +38,11 @@ func conditionalParams() obj {
 	}
 }
 
-// notModified describes the 304 of a get or exists whose If-None-Match names the record's ETag.
+// notModified describes the 304 of a get or exists whose If-None-Match names the record's ETag;
+// both read Accept (varyOnAccept).
 func notModified() obj {
 	return obj{"description": "The record is unchanged since the ETag that `If-None-Match` names: no body.",
-		"headers": obj{etagHeaderName: etagRef()}}
+		"headers": obj{etagHeaderName: etagRef(), "Vary": varyHeader}}
 }
 
 func etagRef() obj { return obj{"$ref": "#/components/headers/" + etagHeaderName} }

@@ -89,7 +89,7 @@ func (h *resourceHandler) key(r *http.Request) ([]any, error) {
 // The ETag is always the full record's (engine.Resource.ETag), whatever Includes or Excludes
 // leave out of the body, so that the one a projected get returns serves a later If-Match.
 func (h *resourceHandler) get(w http.ResponseWriter, r *http.Request) error {
-	if _, err := negotiate(r, false); err != nil {
+	if _, err := negotiate(w, r, false); err != nil {
 		return err
 	}
 	key, err := h.key(r)
@@ -146,7 +146,7 @@ func checkNotModified(w http.ResponseWriter, r *http.Request, tag string) (bool,
 // Its Accept is read as get's: an answer get would refuse with a 406 is a 406 here too, since a
 // HEAD answers what a GET would, without the body (RFC 9110 §9.3.2).
 func (h *resourceHandler) exists(w http.ResponseWriter, r *http.Request) error {
-	if _, err := negotiate(r, false); err != nil {
+	if _, err := negotiate(w, r, false); err != nil {
 		return err
 	}
 	var rec engine.Record
@@ -286,7 +286,7 @@ func (h *resourceHandler) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
-	if _, err := negotiate(r, false); err != nil {
+	if _, err := negotiate(w, r, false); err != nil {
 		return err
 	}
 	values, err := request.Query(r)
@@ -307,7 +307,7 @@ func (h *resourceHandler) count(w http.ResponseWriter, r *http.Request) error {
 
 func (h *resourceHandler) list(kind request.Kind) problem.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		accept, err := negotiate(r, true)
+		accept, err := negotiate(w, r, true)
 		if err != nil {
 			return err
 		}

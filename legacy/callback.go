@@ -56,7 +56,7 @@ func (a *api) callback(w http.ResponseWriter, r *http.Request) error {
 	if err := a.limits.Callback.Allow(a.limits.Clients.Address(r)); err != nil {
 		return err
 	}
-	mediaType, err := negotiateCallback(r.Header.Get("Accept"))
+	mediaType, err := negotiateCallback(w, r)
 	if err != nil {
 		return err
 	}
@@ -201,10 +201,10 @@ func formStatus(body []byte) (*string, error) {
 }
 
 // negotiateCallback picks the answer's media type from Accept among callbackTypes
-// (request.Negotiate): */* and application/* mean JSON, text/* text/json; none or an empty
-// Accept is JSON; anything else is a 406.
-func negotiateCallback(accept string) (string, error) {
-	return request.Negotiate(accept, callbackOffers...)
+// (request.NegotiateFor, which marks w's answer Vary: Accept): */* and application/* mean
+// JSON, text/* text/json; none or an empty Accept is JSON; anything else is a 406.
+func negotiateCallback(w http.ResponseWriter, r *http.Request) (string, error) {
+	return request.NegotiateFor(w, r, callbackOffers...)
 }
 
 // callbackMessage is the callback's answer in XML.

@@ -39,7 +39,7 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return fmt.Errorf("gradebook: export %s has unknown format %q", e.key, e.format)
 	}
-	if err := accept(r, mt); err != nil {
+	if err := accept(w, r, mt); err != nil {
 		return err
 	}
 	content, err := st.OpenContent(ctx, files, []any{e.key})

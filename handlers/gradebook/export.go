@@ -33,7 +33,7 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	gradebooks, files := h.gradebooks, h.files
-	if err := accept(r, "application/json"); err != nil {
+	if err := accept(w, r, "application/json"); err != nil {
 		return err
 	}
 	values, err := request.Query(r)

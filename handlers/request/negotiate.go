@@ -12,6 +12,28 @@ import (
 // JSONOffer is JSON as an answer: also asked for as its problem type or text/json.
 var JSONOffer = Offer{Type: "application/json", Aliases: []string{"application/problem+json", "text/json"}}
 
+// NegotiateFor is Negotiate over r's Accept header for the answer written to w: it first adds
+// Accept to w's Vary header (once), whatever the outcome, since the answer — the
+// representation, a 406, a 304 of that representation — depends on Accept, and a cache must
+// not serve it to a client that sent another Accept (RFC 9110 §12.5.5). Every route that
+// reads Accept negotiates here.
+func NegotiateFor(w http.ResponseWriter, r *http.Request, offers ...Offer) (string, error) {
+	AddVary(w.Header(), "Accept")
+	return Negotiate(r.Header.Get("Accept"), offers...)
+}
+
+// AddVary adds a request header's name to h's Vary unless Vary already names it (or is "*").
+func AddVary(h http.Header, name string) {
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "*" || strings.EqualFold(f, name) {
+				return
+			}
+		}
+	}
+	h.Add("Vary", name)
+}
+
 // Offer is a media type an answer can take, with the other media types that ask for it
 // (text/json for application/json, say).
 type Offer struct {

@@ -222,14 +222,15 @@ func (rt Route) Negotiates() bool {
 
 // Negotiated is h behind the Accept check of a route that answers JSON (Negotiates): an
 // Accept that JSON does not satisfy (text/csv, application/xml) is a 406 before h runs
-// (decisions §3), as on the record groups. Other routes are h: they answer no body, or read
-// Accept themselves (the partner callback, the downloads).
+// (decisions §3), as on the record groups; its answers say Vary: Accept
+// (request.NegotiateFor). Other routes are h: they answer no body, or read Accept themselves
+// through request.NegotiateFor (the partner callback, the downloads).
 func Negotiated(rt Route, h problem.HandlerFunc) problem.HandlerFunc {
 	if !rt.Negotiates() {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := request.Negotiate(r.Header.Get("Accept"), request.JSONOffer); err != nil {
+		if _, err := request.NegotiateFor(w, r, request.JSONOffer); err != nil {
 			return err
 		}
 		return h(w, r)

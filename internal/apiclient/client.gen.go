@@ -34878,6 +34878,7 @@ type ClientWithResponsesInterface interface {
 
 // V1ListClassesResponse200Headers the declared response headers of an HTTP 200 response for V1ListClasses
 type V1ListClassesResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -34888,6 +34889,7 @@ type V1ListClassesResponse400Headers struct {
 
 // V1ListClassesResponse406Headers the declared response headers of an HTTP 406 response for V1ListClasses
 type V1ListClassesResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -34983,6 +34985,7 @@ func (r V1ListClassesResponse) ContentType() string {
 
 // V1ListEventsResponse200Headers the declared response headers of an HTTP 200 response for V1ListEvents
 type V1ListEventsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35004,6 +35007,7 @@ type V1ListEventsResponse403Headers struct {
 
 // V1ListEventsResponse406Headers the declared response headers of an HTTP 406 response for V1ListEvents
 type V1ListEventsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35217,6 +35221,7 @@ func (r V1ScrapPaperResponse) ContentType() string {
 
 // V1AddEventResponse200Headers the declared response headers of an HTTP 200 response for V1AddEvent
 type V1AddEventResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35243,6 +35248,7 @@ type V1AddEventResponse404Headers struct {
 
 // V1AddEventResponse406Headers the declared response headers of an HTTP 406 response for V1AddEvent
 type V1AddEventResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35408,6 +35414,7 @@ func (r V1AddEventResponse) ContentType() string {
 
 // V1CancelEventResponse200Headers the declared response headers of an HTTP 200 response for V1CancelEvent
 type V1CancelEventResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35434,6 +35441,7 @@ type V1CancelEventResponse404Headers struct {
 
 // V1CancelEventResponse406Headers the declared response headers of an HTTP 406 response for V1CancelEvent
 type V1CancelEventResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35599,6 +35607,7 @@ func (r V1CancelEventResponse) ContentType() string {
 
 // V1PartnerCallbackResponse200Headers the declared response headers of an HTTP 200 response for V1PartnerCallback
 type V1PartnerCallbackResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35614,6 +35623,7 @@ type V1PartnerCallbackResponse404Headers struct {
 
 // V1PartnerCallbackResponse406Headers the declared response headers of an HTTP 406 response for V1PartnerCallback
 type V1PartnerCallbackResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35772,6 +35782,7 @@ func (r V1PartnerCallbackResponse) ContentType() string {
 
 // V1CountRegistrationsResponse200Headers the declared response headers of an HTTP 200 response for V1CountRegistrations
 type V1CountRegistrationsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35793,6 +35804,7 @@ type V1CountRegistrationsResponse403Headers struct {
 
 // V1CountRegistrationsResponse406Headers the declared response headers of an HTTP 406 response for V1CountRegistrations
 type V1CountRegistrationsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35953,6 +35965,7 @@ func (r V1CountRegistrationsResponse) ContentType() string {
 
 // V1SearchRegistrationsResponse200Headers the declared response headers of an HTTP 200 response for V1SearchRegistrations
 type V1SearchRegistrationsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35974,6 +35987,7 @@ type V1SearchRegistrationsResponse403Headers struct {
 
 // V1SearchRegistrationsResponse406Headers the declared response headers of an HTTP 406 response for V1SearchRegistrations
 type V1SearchRegistrationsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36130,6 +36144,7 @@ func (r V1SearchRegistrationsResponse) ContentType() string {
 
 // V1DeleteRegistrationResponse200Headers the declared response headers of an HTTP 200 response for V1DeleteRegistration
 type V1DeleteRegistrationResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36156,6 +36171,7 @@ type V1DeleteRegistrationResponse404Headers struct {
 
 // V1DeleteRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1DeleteRegistration
 type V1DeleteRegistrationResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36299,6 +36315,7 @@ func (r V1DeleteRegistrationResponse) ContentType() string {
 
 // V1GetRegistrationResponse200Headers the declared response headers of an HTTP 200 response for V1GetRegistration
 type V1GetRegistrationResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36325,6 +36342,7 @@ type V1GetRegistrationResponse404Headers struct {
 
 // V1GetRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1GetRegistration
 type V1GetRegistrationResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36463,6 +36481,7 @@ func (r V1GetRegistrationResponse) ContentType() string {
 // V1CancelRegistrationResponse200Headers the declared response headers of an HTTP 200 response for V1CancelRegistration
 type V1CancelRegistrationResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -36489,6 +36508,7 @@ type V1CancelRegistrationResponse404Headers struct {
 
 // V1CancelRegistrationResponse406Headers the declared response headers of an HTTP 406 response for V1CancelRegistration
 type V1CancelRegistrationResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36684,6 +36704,7 @@ func (r V1CancelRegistrationResponse) ContentType() string {
 // V1ChangeAssessmentResponse200Headers the declared response headers of an HTTP 200 response for V1ChangeAssessment
 type V1ChangeAssessmentResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -36710,6 +36731,7 @@ type V1ChangeAssessmentResponse404Headers struct {
 
 // V1ChangeAssessmentResponse406Headers the declared response headers of an HTTP 406 response for V1ChangeAssessment
 type V1ChangeAssessmentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -36905,6 +36927,7 @@ func (r V1ChangeAssessmentResponse) ContentType() string {
 // V1GrantAccommodationResponse200Headers the declared response headers of an HTTP 200 response for V1GrantAccommodation
 type V1GrantAccommodationResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -36931,6 +36954,7 @@ type V1GrantAccommodationResponse404Headers struct {
 
 // V1GrantAccommodationResponse406Headers the declared response headers of an HTTP 406 response for V1GrantAccommodation
 type V1GrantAccommodationResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -37126,6 +37150,7 @@ func (r V1GrantAccommodationResponse) ContentType() string {
 // V1RegisterLaxResponse200Headers the declared response headers of an HTTP 200 response for V1RegisterLax
 type V1RegisterLaxResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -37152,6 +37177,7 @@ type V1RegisterLaxResponse404Headers struct {
 
 // V1RegisterLaxResponse406Headers the declared response headers of an HTTP 406 response for V1RegisterLax
 type V1RegisterLaxResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -37347,6 +37373,7 @@ func (r V1RegisterLaxResponse) ContentType() string {
 // V1RevokeAccommodationResponse200Headers the declared response headers of an HTTP 200 response for V1RevokeAccommodation
 type V1RevokeAccommodationResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -37373,6 +37400,7 @@ type V1RevokeAccommodationResponse404Headers struct {
 
 // V1RevokeAccommodationResponse406Headers the declared response headers of an HTTP 406 response for V1RevokeAccommodation
 type V1RevokeAccommodationResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -37568,6 +37596,7 @@ func (r V1RevokeAccommodationResponse) ContentType() string {
 // V1TransferLaxResponse200Headers the declared response headers of an HTTP 200 response for V1TransferLax
 type V1TransferLaxResponse200Headers struct {
 	IdempotentReplayed *string
+	Vary               string
 	XRequestId         string
 }
 
@@ -37594,6 +37623,7 @@ type V1TransferLaxResponse404Headers struct {
 
 // V1TransferLaxResponse406Headers the declared response headers of an HTTP 406 response for V1TransferLax
 type V1TransferLaxResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -37788,6 +37818,7 @@ func (r V1TransferLaxResponse) ContentType() string {
 
 // ComplianceSummariesResponse200Headers the declared response headers of an HTTP 200 response for ComplianceSummaries
 type ComplianceSummariesResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -37814,6 +37845,7 @@ type ComplianceSummariesResponse404Headers struct {
 
 // ComplianceSummariesResponse406Headers the declared response headers of an HTTP 406 response for ComplianceSummaries
 type ComplianceSummariesResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38191,6 +38223,7 @@ func (r ImportPeopleResponse) ContentType() string {
 
 // ListMembershipResponse200Headers the declared response headers of an HTTP 200 response for ListMembership
 type ListMembershipResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -38218,6 +38251,7 @@ type ListMembershipResponse404Headers struct {
 
 // ListMembershipResponse406Headers the declared response headers of an HTTP 406 response for ListMembership
 type ListMembershipResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38340,6 +38374,7 @@ func (r ListMembershipResponse) ContentType() string {
 
 // ListMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for ListMembershipDeletion
 type ListMembershipDeletionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -38367,6 +38402,7 @@ type ListMembershipDeletionResponse404Headers struct {
 
 // ListMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for ListMembershipDeletion
 type ListMembershipDeletionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38489,6 +38525,7 @@ func (r ListMembershipDeletionResponse) ContentType() string {
 
 // CountMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for CountMembershipDeletion
 type CountMembershipDeletionResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38515,6 +38552,7 @@ type CountMembershipDeletionResponse404Headers struct {
 
 // CountMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for CountMembershipDeletion
 type CountMembershipDeletionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38637,6 +38675,7 @@ func (r CountMembershipDeletionResponse) ContentType() string {
 
 // SearchMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for SearchMembershipDeletion
 type SearchMembershipDeletionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -38664,6 +38703,7 @@ type SearchMembershipDeletionResponse404Headers struct {
 
 // SearchMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for SearchMembershipDeletion
 type SearchMembershipDeletionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38787,12 +38827,14 @@ func (r SearchMembershipDeletionResponse) ContentType() string {
 // GetMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for GetMembershipDeletion
 type GetMembershipDeletionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetMembershipDeletionResponse304Headers the declared response headers of an HTTP 304 response for GetMembershipDeletion
 type GetMembershipDeletionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -38819,6 +38861,7 @@ type GetMembershipDeletionResponse404Headers struct {
 
 // GetMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for GetMembershipDeletion
 type GetMembershipDeletionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -38944,12 +38987,14 @@ func (r GetMembershipDeletionResponse) ContentType() string {
 // ExistsMembershipDeletionResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipDeletionResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -38971,11 +39016,13 @@ type ExistsMembershipDeletionResponse403Headers struct {
 
 // ExistsMembershipDeletionResponse404Headers the declared response headers of an HTTP 404 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipDeletionResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembershipDeletion
 type ExistsMembershipDeletionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39086,6 +39133,7 @@ func (r ExistsMembershipDeletionResponse) ContentType() string {
 
 // ListMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for ListMembershipReason
 type ListMembershipReasonResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -39113,6 +39161,7 @@ type ListMembershipReasonResponse404Headers struct {
 
 // ListMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for ListMembershipReason
 type ListMembershipReasonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39235,6 +39284,7 @@ func (r ListMembershipReasonResponse) ContentType() string {
 
 // CountMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for CountMembershipReason
 type CountMembershipReasonResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39261,6 +39311,7 @@ type CountMembershipReasonResponse404Headers struct {
 
 // CountMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for CountMembershipReason
 type CountMembershipReasonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39383,6 +39434,7 @@ func (r CountMembershipReasonResponse) ContentType() string {
 
 // SearchMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for SearchMembershipReason
 type SearchMembershipReasonResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -39410,6 +39462,7 @@ type SearchMembershipReasonResponse404Headers struct {
 
 // SearchMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for SearchMembershipReason
 type SearchMembershipReasonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39533,12 +39586,14 @@ func (r SearchMembershipReasonResponse) ContentType() string {
 // GetMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for GetMembershipReason
 type GetMembershipReasonResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetMembershipReasonResponse304Headers the declared response headers of an HTTP 304 response for GetMembershipReason
 type GetMembershipReasonResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -39565,6 +39620,7 @@ type GetMembershipReasonResponse404Headers struct {
 
 // GetMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for GetMembershipReason
 type GetMembershipReasonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39690,12 +39746,14 @@ func (r GetMembershipReasonResponse) ContentType() string {
 // ExistsMembershipReasonResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipReasonResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -39717,11 +39775,13 @@ type ExistsMembershipReasonResponse403Headers struct {
 
 // ExistsMembershipReasonResponse404Headers the declared response headers of an HTTP 404 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipReasonResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembershipReason
 type ExistsMembershipReasonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39832,6 +39892,7 @@ func (r ExistsMembershipReasonResponse) ContentType() string {
 
 // CountMembershipResponse200Headers the declared response headers of an HTTP 200 response for CountMembership
 type CountMembershipResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39858,6 +39919,7 @@ type CountMembershipResponse404Headers struct {
 
 // CountMembershipResponse406Headers the declared response headers of an HTTP 406 response for CountMembership
 type CountMembershipResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -39980,6 +40042,7 @@ func (r CountMembershipResponse) ContentType() string {
 
 // SearchMembershipResponse200Headers the declared response headers of an HTTP 200 response for SearchMembership
 type SearchMembershipResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -40007,6 +40070,7 @@ type SearchMembershipResponse404Headers struct {
 
 // SearchMembershipResponse406Headers the declared response headers of an HTTP 406 response for SearchMembership
 type SearchMembershipResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40130,12 +40194,14 @@ func (r SearchMembershipResponse) ContentType() string {
 // GetMembershipResponse200Headers the declared response headers of an HTTP 200 response for GetMembership
 type GetMembershipResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetMembershipResponse304Headers the declared response headers of an HTTP 304 response for GetMembership
 type GetMembershipResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -40162,6 +40228,7 @@ type GetMembershipResponse404Headers struct {
 
 // GetMembershipResponse406Headers the declared response headers of an HTTP 406 response for GetMembership
 type GetMembershipResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40287,12 +40354,14 @@ func (r GetMembershipResponse) ContentType() string {
 // ExistsMembershipResponse200Headers the declared response headers of an HTTP 200 response for ExistsMembership
 type ExistsMembershipResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipResponse304Headers the declared response headers of an HTTP 304 response for ExistsMembership
 type ExistsMembershipResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -40314,11 +40383,13 @@ type ExistsMembershipResponse403Headers struct {
 
 // ExistsMembershipResponse404Headers the declared response headers of an HTTP 404 response for ExistsMembership
 type ExistsMembershipResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsMembershipResponse406Headers the declared response headers of an HTTP 406 response for ExistsMembership
 type ExistsMembershipResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40429,6 +40500,7 @@ func (r ExistsMembershipResponse) ContentType() string {
 
 // ListPersonResponse200Headers the declared response headers of an HTTP 200 response for ListPerson
 type ListPersonResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -40456,6 +40528,7 @@ type ListPersonResponse404Headers struct {
 
 // ListPersonResponse406Headers the declared response headers of an HTTP 406 response for ListPerson
 type ListPersonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40578,6 +40651,7 @@ func (r ListPersonResponse) ContentType() string {
 
 // ListPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for ListPersonAddress
 type ListPersonAddressResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -40605,6 +40679,7 @@ type ListPersonAddressResponse404Headers struct {
 
 // ListPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for ListPersonAddress
 type ListPersonAddressResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40727,6 +40802,7 @@ func (r ListPersonAddressResponse) ContentType() string {
 
 // CountPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for CountPersonAddress
 type CountPersonAddressResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40753,6 +40829,7 @@ type CountPersonAddressResponse404Headers struct {
 
 // CountPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for CountPersonAddress
 type CountPersonAddressResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -40875,6 +40952,7 @@ func (r CountPersonAddressResponse) ContentType() string {
 
 // SearchPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for SearchPersonAddress
 type SearchPersonAddressResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -40902,6 +40980,7 @@ type SearchPersonAddressResponse404Headers struct {
 
 // SearchPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for SearchPersonAddress
 type SearchPersonAddressResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -41025,12 +41104,14 @@ func (r SearchPersonAddressResponse) ContentType() string {
 // GetPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for GetPersonAddress
 type GetPersonAddressResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPersonAddressResponse304Headers the declared response headers of an HTTP 304 response for GetPersonAddress
 type GetPersonAddressResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -41057,6 +41138,7 @@ type GetPersonAddressResponse404Headers struct {
 
 // GetPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for GetPersonAddress
 type GetPersonAddressResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -41182,12 +41264,14 @@ func (r GetPersonAddressResponse) ContentType() string {
 // ExistsPersonAddressResponse200Headers the declared response headers of an HTTP 200 response for ExistsPersonAddress
 type ExistsPersonAddressResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonAddressResponse304Headers the declared response headers of an HTTP 304 response for ExistsPersonAddress
 type ExistsPersonAddressResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -41209,11 +41293,13 @@ type ExistsPersonAddressResponse403Headers struct {
 
 // ExistsPersonAddressResponse404Headers the declared response headers of an HTTP 404 response for ExistsPersonAddress
 type ExistsPersonAddressResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonAddressResponse406Headers the declared response headers of an HTTP 406 response for ExistsPersonAddress
 type ExistsPersonAddressResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -41466,12 +41552,14 @@ func (r DeletePersonFieldResponse) ContentType() string {
 // GetPersonFieldResponse200Headers the declared response headers of an HTTP 200 response for GetPersonField
 type GetPersonFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPersonFieldResponse304Headers the declared response headers of an HTTP 304 response for GetPersonField
 type GetPersonFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -41498,6 +41586,7 @@ type GetPersonFieldResponse404Headers struct {
 
 // GetPersonFieldResponse406Headers the declared response headers of an HTTP 406 response for GetPersonField
 type GetPersonFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -41623,12 +41712,14 @@ func (r GetPersonFieldResponse) ContentType() string {
 // ExistsPersonFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsPersonField
 type ExistsPersonFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsPersonField
 type ExistsPersonFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -41650,11 +41741,13 @@ type ExistsPersonFieldResponse403Headers struct {
 
 // ExistsPersonFieldResponse404Headers the declared response headers of an HTTP 404 response for ExistsPersonField
 type ExistsPersonFieldResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsPersonField
 type ExistsPersonFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42106,6 +42199,7 @@ func (r ReplacePersonFieldResponse) ContentType() string {
 
 // CountPersonResponse200Headers the declared response headers of an HTTP 200 response for CountPerson
 type CountPersonResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42132,6 +42226,7 @@ type CountPersonResponse404Headers struct {
 
 // CountPersonResponse406Headers the declared response headers of an HTTP 406 response for CountPerson
 type CountPersonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42254,6 +42349,7 @@ func (r CountPersonResponse) ContentType() string {
 
 // SearchPersonResponse200Headers the declared response headers of an HTTP 200 response for SearchPerson
 type SearchPersonResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -42281,6 +42377,7 @@ type SearchPersonResponse404Headers struct {
 
 // SearchPersonResponse406Headers the declared response headers of an HTTP 406 response for SearchPerson
 type SearchPersonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42404,12 +42501,14 @@ func (r SearchPersonResponse) ContentType() string {
 // GetPersonResponse200Headers the declared response headers of an HTTP 200 response for GetPerson
 type GetPersonResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPersonResponse304Headers the declared response headers of an HTTP 304 response for GetPerson
 type GetPersonResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -42436,6 +42535,7 @@ type GetPersonResponse404Headers struct {
 
 // GetPersonResponse406Headers the declared response headers of an HTTP 406 response for GetPerson
 type GetPersonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42561,12 +42661,14 @@ func (r GetPersonResponse) ContentType() string {
 // ExistsPersonResponse200Headers the declared response headers of an HTTP 200 response for ExistsPerson
 type ExistsPersonResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonResponse304Headers the declared response headers of an HTTP 304 response for ExistsPerson
 type ExistsPersonResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -42588,11 +42690,13 @@ type ExistsPersonResponse403Headers struct {
 
 // ExistsPersonResponse404Headers the declared response headers of an HTTP 404 response for ExistsPerson
 type ExistsPersonResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPersonResponse406Headers the declared response headers of an HTTP 406 response for ExistsPerson
 type ExistsPersonResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42869,6 +42973,7 @@ func (r GetReferenceViewerResponse) ContentType() string {
 
 // GetOpenAPIResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPI
 type GetOpenAPIResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42884,6 +42989,7 @@ type GetOpenAPIResponse404Headers struct {
 
 // GetOpenAPIResponse406Headers the declared response headers of an HTTP 406 response for GetOpenAPI
 type GetOpenAPIResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -42973,6 +43079,7 @@ func (r GetOpenAPIResponse) ContentType() string {
 
 // ListPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for ListPlatformAction
 type ListPlatformActionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -43000,6 +43107,7 @@ type ListPlatformActionResponse404Headers struct {
 
 // ListPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for ListPlatformAction
 type ListPlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43125,6 +43233,7 @@ type CreatePlatformActionResponse201Headers struct {
 	ETag               string
 	IdempotentReplayed *string
 	Location           string
+	Vary               string
 	XRequestId         string
 }
 
@@ -43151,6 +43260,7 @@ type CreatePlatformActionResponse404Headers struct {
 
 // CreatePlatformActionResponse406Headers the declared response headers of an HTTP 406 response for CreatePlatformAction
 type CreatePlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43330,6 +43440,7 @@ func (r CreatePlatformActionResponse) ContentType() string {
 
 // CountPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for CountPlatformAction
 type CountPlatformActionResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43356,6 +43467,7 @@ type CountPlatformActionResponse404Headers struct {
 
 // CountPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for CountPlatformAction
 type CountPlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43478,6 +43590,7 @@ func (r CountPlatformActionResponse) ContentType() string {
 
 // SearchPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for SearchPlatformAction
 type SearchPlatformActionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -43505,6 +43618,7 @@ type SearchPlatformActionResponse404Headers struct {
 
 // SearchPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for SearchPlatformAction
 type SearchPlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43769,12 +43883,14 @@ func (r DeletePlatformActionResponse) ContentType() string {
 // GetPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for GetPlatformAction
 type GetPlatformActionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPlatformActionResponse304Headers the declared response headers of an HTTP 304 response for GetPlatformAction
 type GetPlatformActionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -43801,6 +43917,7 @@ type GetPlatformActionResponse404Headers struct {
 
 // GetPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for GetPlatformAction
 type GetPlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -43926,12 +44043,14 @@ func (r GetPlatformActionResponse) ContentType() string {
 // ExistsPlatformActionResponse200Headers the declared response headers of an HTTP 200 response for ExistsPlatformAction
 type ExistsPlatformActionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPlatformActionResponse304Headers the declared response headers of an HTTP 304 response for ExistsPlatformAction
 type ExistsPlatformActionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -43953,11 +44072,13 @@ type ExistsPlatformActionResponse403Headers struct {
 
 // ExistsPlatformActionResponse404Headers the declared response headers of an HTTP 404 response for ExistsPlatformAction
 type ExistsPlatformActionResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPlatformActionResponse406Headers the declared response headers of an HTTP 406 response for ExistsPlatformAction
 type ExistsPlatformActionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -44409,6 +44530,7 @@ func (r ReplacePlatformActionResponse) ContentType() string {
 
 // FormatTimeResponse200Headers the declared response headers of an HTTP 200 response for FormatTime
 type FormatTimeResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -44424,6 +44546,7 @@ type FormatTimeResponse404Headers struct {
 
 // FormatTimeResponse406Headers the declared response headers of an HTTP 406 response for FormatTime
 type FormatTimeResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -44725,6 +44848,7 @@ func (r GetHealthResponse) ContentType() string {
 
 // ListPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for ListPartitionField
 type ListPartitionFieldResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -44752,6 +44876,7 @@ type ListPartitionFieldResponse404Headers struct {
 
 // ListPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for ListPartitionField
 type ListPartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -44877,6 +45002,7 @@ type CreatePartitionFieldResponse201Headers struct {
 	ETag               string
 	IdempotentReplayed *string
 	Location           string
+	Vary               string
 	XRequestId         string
 }
 
@@ -44903,6 +45029,7 @@ type CreatePartitionFieldResponse404Headers struct {
 
 // CreatePartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for CreatePartitionField
 type CreatePartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -45082,6 +45209,7 @@ func (r CreatePartitionFieldResponse) ContentType() string {
 
 // CountPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for CountPartitionField
 type CountPartitionFieldResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -45108,6 +45236,7 @@ type CountPartitionFieldResponse404Headers struct {
 
 // CountPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for CountPartitionField
 type CountPartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -45230,6 +45359,7 @@ func (r CountPartitionFieldResponse) ContentType() string {
 
 // SearchPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for SearchPartitionField
 type SearchPartitionFieldResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -45257,6 +45387,7 @@ type SearchPartitionFieldResponse404Headers struct {
 
 // SearchPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for SearchPartitionField
 type SearchPartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -45521,12 +45652,14 @@ func (r DeletePartitionFieldResponse) ContentType() string {
 // GetPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for GetPartitionField
 type GetPartitionFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPartitionFieldResponse304Headers the declared response headers of an HTTP 304 response for GetPartitionField
 type GetPartitionFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -45553,6 +45686,7 @@ type GetPartitionFieldResponse404Headers struct {
 
 // GetPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for GetPartitionField
 type GetPartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -45678,12 +45812,14 @@ func (r GetPartitionFieldResponse) ContentType() string {
 // ExistsPartitionFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsPartitionField
 type ExistsPartitionFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPartitionFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsPartitionField
 type ExistsPartitionFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -45705,11 +45841,13 @@ type ExistsPartitionFieldResponse403Headers struct {
 
 // ExistsPartitionFieldResponse404Headers the declared response headers of an HTTP 404 response for ExistsPartitionField
 type ExistsPartitionFieldResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPartitionFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsPartitionField
 type ExistsPartitionFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46161,6 +46299,7 @@ func (r ReplacePartitionFieldResponse) ContentType() string {
 
 // GetRouteSettingsResponse200Headers the declared response headers of an HTTP 200 response for GetRouteSettings
 type GetRouteSettingsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46187,6 +46326,7 @@ type GetRouteSettingsResponse404Headers struct {
 
 // GetRouteSettingsResponse406Headers the declared response headers of an HTTP 406 response for GetRouteSettings
 type GetRouteSettingsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46357,6 +46497,7 @@ func (r GetRouteSettingsResponse) ContentType() string {
 
 // GetVersionResponse200Headers the declared response headers of an HTTP 200 response for GetVersion
 type GetVersionResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46372,6 +46513,7 @@ type GetVersionResponse404Headers struct {
 
 // GetVersionResponse406Headers the declared response headers of an HTTP 406 response for GetVersion
 type GetVersionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46473,6 +46615,7 @@ func (r GetVersionResponse) ContentType() string {
 
 // ListAchievementResponse200Headers the declared response headers of an HTTP 200 response for ListAchievement
 type ListAchievementResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -46500,6 +46643,7 @@ type ListAchievementResponse404Headers struct {
 
 // ListAchievementResponse406Headers the declared response headers of an HTTP 406 response for ListAchievement
 type ListAchievementResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46622,6 +46766,7 @@ func (r ListAchievementResponse) ContentType() string {
 
 // CountAchievementResponse200Headers the declared response headers of an HTTP 200 response for CountAchievement
 type CountAchievementResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46648,6 +46793,7 @@ type CountAchievementResponse404Headers struct {
 
 // CountAchievementResponse406Headers the declared response headers of an HTTP 406 response for CountAchievement
 type CountAchievementResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46770,6 +46916,7 @@ func (r CountAchievementResponse) ContentType() string {
 
 // SearchAchievementResponse200Headers the declared response headers of an HTTP 200 response for SearchAchievement
 type SearchAchievementResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -46797,6 +46944,7 @@ type SearchAchievementResponse404Headers struct {
 
 // SearchAchievementResponse406Headers the declared response headers of an HTTP 406 response for SearchAchievement
 type SearchAchievementResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -46920,12 +47068,14 @@ func (r SearchAchievementResponse) ContentType() string {
 // GetAchievementResponse200Headers the declared response headers of an HTTP 200 response for GetAchievement
 type GetAchievementResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetAchievementResponse304Headers the declared response headers of an HTTP 304 response for GetAchievement
 type GetAchievementResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -46952,6 +47102,7 @@ type GetAchievementResponse404Headers struct {
 
 // GetAchievementResponse406Headers the declared response headers of an HTTP 406 response for GetAchievement
 type GetAchievementResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47077,12 +47228,14 @@ func (r GetAchievementResponse) ContentType() string {
 // ExistsAchievementResponse200Headers the declared response headers of an HTTP 200 response for ExistsAchievement
 type ExistsAchievementResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsAchievementResponse304Headers the declared response headers of an HTTP 304 response for ExistsAchievement
 type ExistsAchievementResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -47104,11 +47257,13 @@ type ExistsAchievementResponse403Headers struct {
 
 // ExistsAchievementResponse404Headers the declared response headers of an HTTP 404 response for ExistsAchievement
 type ExistsAchievementResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsAchievementResponse406Headers the declared response headers of an HTTP 406 response for ExistsAchievement
 type ExistsAchievementResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47219,6 +47374,7 @@ func (r ExistsAchievementResponse) ContentType() string {
 
 // ListGradebookResponse200Headers the declared response headers of an HTTP 200 response for ListGradebook
 type ListGradebookResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -47246,6 +47402,7 @@ type ListGradebookResponse404Headers struct {
 
 // ListGradebookResponse406Headers the declared response headers of an HTTP 406 response for ListGradebook
 type ListGradebookResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47368,6 +47525,7 @@ func (r ListGradebookResponse) ContentType() string {
 
 // CountGradebookResponse200Headers the declared response headers of an HTTP 200 response for CountGradebook
 type CountGradebookResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47394,6 +47552,7 @@ type CountGradebookResponse404Headers struct {
 
 // CountGradebookResponse406Headers the declared response headers of an HTTP 406 response for CountGradebook
 type CountGradebookResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47517,6 +47676,7 @@ func (r CountGradebookResponse) ContentType() string {
 // DownloadGradebookExportResponse200Headers the declared response headers of an HTTP 200 response for DownloadGradebookExport
 type DownloadGradebookExportResponse200Headers struct {
 	ContentDisposition string
+	Vary               string
 	XRequestId         string
 }
 
@@ -47524,11 +47684,13 @@ type DownloadGradebookExportResponse200Headers struct {
 type DownloadGradebookExportResponse206Headers struct {
 	ContentDisposition string
 	ContentRange       string
+	Vary               string
 	XRequestId         string
 }
 
 // DownloadGradebookExportResponse304Headers the declared response headers of an HTTP 304 response for DownloadGradebookExport
 type DownloadGradebookExportResponse304Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47555,11 +47717,13 @@ type DownloadGradebookExportResponse404Headers struct {
 
 // DownloadGradebookExportResponse406Headers the declared response headers of an HTTP 406 response for DownloadGradebookExport
 type DownloadGradebookExportResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // DownloadGradebookExportResponse416Headers the declared response headers of an HTTP 416 response for DownloadGradebookExport
 type DownloadGradebookExportResponse416Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47688,6 +47852,7 @@ func (r DownloadGradebookExportResponse) ContentType() string {
 
 // ExportGradebooksResponse200Headers the declared response headers of an HTTP 200 response for ExportGradebooks
 type ExportGradebooksResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47714,6 +47879,7 @@ type ExportGradebooksResponse404Headers struct {
 
 // ExportGradebooksResponse406Headers the declared response headers of an HTTP 406 response for ExportGradebooks
 type ExportGradebooksResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -47875,6 +48041,7 @@ func (r ExportGradebooksResponse) ContentType() string {
 
 // SearchGradebookResponse200Headers the declared response headers of an HTTP 200 response for SearchGradebook
 type SearchGradebookResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -47902,6 +48069,7 @@ type SearchGradebookResponse404Headers struct {
 
 // SearchGradebookResponse406Headers the declared response headers of an HTTP 406 response for SearchGradebook
 type SearchGradebookResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48025,12 +48193,14 @@ func (r SearchGradebookResponse) ContentType() string {
 // GetGradebookResponse200Headers the declared response headers of an HTTP 200 response for GetGradebook
 type GetGradebookResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetGradebookResponse304Headers the declared response headers of an HTTP 304 response for GetGradebook
 type GetGradebookResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -48057,6 +48227,7 @@ type GetGradebookResponse404Headers struct {
 
 // GetGradebookResponse406Headers the declared response headers of an HTTP 406 response for GetGradebook
 type GetGradebookResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48182,12 +48353,14 @@ func (r GetGradebookResponse) ContentType() string {
 // ExistsGradebookResponse200Headers the declared response headers of an HTTP 200 response for ExistsGradebook
 type ExistsGradebookResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsGradebookResponse304Headers the declared response headers of an HTTP 304 response for ExistsGradebook
 type ExistsGradebookResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -48209,11 +48382,13 @@ type ExistsGradebookResponse403Headers struct {
 
 // ExistsGradebookResponse404Headers the declared response headers of an HTTP 404 response for ExistsGradebook
 type ExistsGradebookResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsGradebookResponse406Headers the declared response headers of an HTTP 406 response for ExistsGradebook
 type ExistsGradebookResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48324,6 +48499,7 @@ func (r ExistsGradebookResponse) ContentType() string {
 
 // DecodeCookieResponse200Headers the declared response headers of an HTTP 200 response for DecodeCookie
 type DecodeCookieResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48339,6 +48515,7 @@ type DecodeCookieResponse404Headers struct {
 
 // DecodeCookieResponse406Headers the declared response headers of an HTTP 406 response for DecodeCookie
 type DecodeCookieResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48461,6 +48638,7 @@ func (r DecodeCookieResponse) ContentType() string {
 // GenerateCookieResponse200Headers the declared response headers of an HTTP 200 response for GenerateCookie
 type GenerateCookieResponse200Headers struct {
 	SetCookie  string
+	Vary       string
 	XRequestId string
 }
 
@@ -48482,6 +48660,7 @@ type GenerateCookieResponse404Headers struct {
 
 // GenerateCookieResponse406Headers the declared response headers of an HTTP 406 response for GenerateCookie
 type GenerateCookieResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48614,6 +48793,7 @@ func (r GenerateCookieResponse) ContentType() string {
 
 // ValidateCookieResponse200Headers the declared response headers of an HTTP 200 response for ValidateCookie
 type ValidateCookieResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48629,6 +48809,7 @@ type ValidateCookieResponse404Headers struct {
 
 // ValidateCookieResponse406Headers the declared response headers of an HTTP 406 response for ValidateCookie
 type ValidateCookieResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48817,6 +48998,7 @@ func (r ValidateCookieResponse) ContentType() string {
 
 // ListPermissionResponse200Headers the declared response headers of an HTTP 200 response for ListPermission
 type ListPermissionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -48844,6 +49026,7 @@ type ListPermissionResponse404Headers struct {
 
 // ListPermissionResponse406Headers the declared response headers of an HTTP 406 response for ListPermission
 type ListPermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -48969,6 +49152,7 @@ type CreatePermissionResponse201Headers struct {
 	ETag               string
 	IdempotentReplayed *string
 	Location           string
+	Vary               string
 	XRequestId         string
 }
 
@@ -48995,6 +49179,7 @@ type CreatePermissionResponse404Headers struct {
 
 // CreatePermissionResponse406Headers the declared response headers of an HTTP 406 response for CreatePermission
 type CreatePermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -49174,6 +49359,7 @@ func (r CreatePermissionResponse) ContentType() string {
 
 // CountPermissionResponse200Headers the declared response headers of an HTTP 200 response for CountPermission
 type CountPermissionResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -49200,6 +49386,7 @@ type CountPermissionResponse404Headers struct {
 
 // CountPermissionResponse406Headers the declared response headers of an HTTP 406 response for CountPermission
 type CountPermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -49322,6 +49509,7 @@ func (r CountPermissionResponse) ContentType() string {
 
 // SearchPermissionResponse200Headers the declared response headers of an HTTP 200 response for SearchPermission
 type SearchPermissionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -49349,6 +49537,7 @@ type SearchPermissionResponse404Headers struct {
 
 // SearchPermissionResponse406Headers the declared response headers of an HTTP 406 response for SearchPermission
 type SearchPermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -49613,12 +49802,14 @@ func (r DeletePermissionResponse) ContentType() string {
 // GetPermissionResponse200Headers the declared response headers of an HTTP 200 response for GetPermission
 type GetPermissionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetPermissionResponse304Headers the declared response headers of an HTTP 304 response for GetPermission
 type GetPermissionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -49645,6 +49836,7 @@ type GetPermissionResponse404Headers struct {
 
 // GetPermissionResponse406Headers the declared response headers of an HTTP 406 response for GetPermission
 type GetPermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -49770,12 +49962,14 @@ func (r GetPermissionResponse) ContentType() string {
 // ExistsPermissionResponse200Headers the declared response headers of an HTTP 200 response for ExistsPermission
 type ExistsPermissionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPermissionResponse304Headers the declared response headers of an HTTP 304 response for ExistsPermission
 type ExistsPermissionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -49797,11 +49991,13 @@ type ExistsPermissionResponse403Headers struct {
 
 // ExistsPermissionResponse404Headers the declared response headers of an HTTP 404 response for ExistsPermission
 type ExistsPermissionResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsPermissionResponse406Headers the declared response headers of an HTTP 406 response for ExistsPermission
 type ExistsPermissionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50253,6 +50449,7 @@ func (r ReplacePermissionResponse) ContentType() string {
 
 // GetSecuritySettingsEndpointsResponse200Headers the declared response headers of an HTTP 200 response for GetSecuritySettingsEndpoints
 type GetSecuritySettingsEndpointsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50279,6 +50476,7 @@ type GetSecuritySettingsEndpointsResponse404Headers struct {
 
 // GetSecuritySettingsEndpointsResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsEndpoints
 type GetSecuritySettingsEndpointsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50421,6 +50619,7 @@ func (r GetSecuritySettingsEndpointsResponse) ContentType() string {
 
 // GetSecuritySettingsPermissionsResponse200Headers the declared response headers of an HTTP 200 response for GetSecuritySettingsPermissions
 type GetSecuritySettingsPermissionsResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50447,6 +50646,7 @@ type GetSecuritySettingsPermissionsResponse404Headers struct {
 
 // GetSecuritySettingsPermissionsResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsPermissions
 type GetSecuritySettingsPermissionsResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50577,6 +50777,7 @@ func (r GetSecuritySettingsPermissionsResponse) ContentType() string {
 
 // GetSecuritySettingsResourcesResponse200Headers the declared response headers of an HTTP 200 response for GetSecuritySettingsResources
 type GetSecuritySettingsResourcesResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50603,6 +50804,7 @@ type GetSecuritySettingsResourcesResponse404Headers struct {
 
 // GetSecuritySettingsResourcesResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsResources
 type GetSecuritySettingsResourcesResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50745,6 +50947,7 @@ func (r GetSecuritySettingsResourcesResponse) ContentType() string {
 
 // GetSecuritySettingsRolesResponse200Headers the declared response headers of an HTTP 200 response for GetSecuritySettingsRoles
 type GetSecuritySettingsRolesResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50771,6 +50974,7 @@ type GetSecuritySettingsRolesResponse404Headers struct {
 
 // GetSecuritySettingsRolesResponse406Headers the declared response headers of an HTTP 406 response for GetSecuritySettingsRoles
 type GetSecuritySettingsRolesResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50893,6 +51097,7 @@ func (r GetSecuritySettingsRolesResponse) ContentType() string {
 
 // GenerateTokenResponse200Headers the declared response headers of an HTTP 200 response for GenerateToken
 type GenerateTokenResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -50919,6 +51124,7 @@ type GenerateTokenResponse404Headers struct {
 
 // GenerateTokenResponse406Headers the declared response headers of an HTTP 406 response for GenerateToken
 type GenerateTokenResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51102,6 +51308,7 @@ func (r GenerateTokenResponse) ContentType() string {
 
 // IntrospectTokenResponse200Headers the declared response headers of an HTTP 200 response for IntrospectToken
 type IntrospectTokenResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51123,6 +51330,7 @@ type IntrospectTokenResponse404Headers struct {
 
 // IntrospectTokenResponse406Headers the declared response headers of an HTTP 406 response for IntrospectToken
 type IntrospectTokenResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51300,6 +51508,7 @@ func (r IntrospectTokenResponse) ContentType() string {
 
 // ValidateTokenResponse200Headers the declared response headers of an HTTP 200 response for ValidateToken
 type ValidateTokenResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51315,6 +51524,7 @@ type ValidateTokenResponse404Headers struct {
 
 // ValidateTokenResponse406Headers the declared response headers of an HTTP 406 response for ValidateToken
 type ValidateTokenResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51561,6 +51771,7 @@ func (r RevokeTokenResponse) ContentType() string {
 
 // ListUserResponse200Headers the declared response headers of an HTTP 200 response for ListUser
 type ListUserResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -51588,6 +51799,7 @@ type ListUserResponse404Headers struct {
 
 // ListUserResponse406Headers the declared response headers of an HTTP 406 response for ListUser
 type ListUserResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51710,6 +51922,7 @@ func (r ListUserResponse) ContentType() string {
 
 // ListUserCommentResponse200Headers the declared response headers of an HTTP 200 response for ListUserComment
 type ListUserCommentResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -51737,6 +51950,7 @@ type ListUserCommentResponse404Headers struct {
 
 // ListUserCommentResponse406Headers the declared response headers of an HTTP 406 response for ListUserComment
 type ListUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -51862,6 +52076,7 @@ type CreateUserCommentResponse201Headers struct {
 	ETag               string
 	IdempotentReplayed *string
 	Location           string
+	Vary               string
 	XRequestId         string
 }
 
@@ -51888,6 +52103,7 @@ type CreateUserCommentResponse404Headers struct {
 
 // CreateUserCommentResponse406Headers the declared response headers of an HTTP 406 response for CreateUserComment
 type CreateUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -52067,6 +52283,7 @@ func (r CreateUserCommentResponse) ContentType() string {
 
 // CountUserCommentResponse200Headers the declared response headers of an HTTP 200 response for CountUserComment
 type CountUserCommentResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -52093,6 +52310,7 @@ type CountUserCommentResponse404Headers struct {
 
 // CountUserCommentResponse406Headers the declared response headers of an HTTP 406 response for CountUserComment
 type CountUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -52215,6 +52433,7 @@ func (r CountUserCommentResponse) ContentType() string {
 
 // SearchUserCommentResponse200Headers the declared response headers of an HTTP 200 response for SearchUserComment
 type SearchUserCommentResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -52242,6 +52461,7 @@ type SearchUserCommentResponse404Headers struct {
 
 // SearchUserCommentResponse406Headers the declared response headers of an HTTP 406 response for SearchUserComment
 type SearchUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -52506,12 +52726,14 @@ func (r DeleteUserCommentResponse) ContentType() string {
 // GetUserCommentResponse200Headers the declared response headers of an HTTP 200 response for GetUserComment
 type GetUserCommentResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetUserCommentResponse304Headers the declared response headers of an HTTP 304 response for GetUserComment
 type GetUserCommentResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -52538,6 +52760,7 @@ type GetUserCommentResponse404Headers struct {
 
 // GetUserCommentResponse406Headers the declared response headers of an HTTP 406 response for GetUserComment
 type GetUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -52663,12 +52886,14 @@ func (r GetUserCommentResponse) ContentType() string {
 // ExistsUserCommentResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserComment
 type ExistsUserCommentResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserCommentResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserComment
 type ExistsUserCommentResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -52690,11 +52915,13 @@ type ExistsUserCommentResponse403Headers struct {
 
 // ExistsUserCommentResponse404Headers the declared response headers of an HTTP 404 response for ExistsUserComment
 type ExistsUserCommentResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserCommentResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserComment
 type ExistsUserCommentResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53146,6 +53373,7 @@ func (r ReplaceUserCommentResponse) ContentType() string {
 
 // ListUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for ListUserConnection
 type ListUserConnectionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -53173,6 +53401,7 @@ type ListUserConnectionResponse404Headers struct {
 
 // ListUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for ListUserConnection
 type ListUserConnectionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53295,6 +53524,7 @@ func (r ListUserConnectionResponse) ContentType() string {
 
 // CountUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for CountUserConnection
 type CountUserConnectionResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53321,6 +53551,7 @@ type CountUserConnectionResponse404Headers struct {
 
 // CountUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for CountUserConnection
 type CountUserConnectionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53443,6 +53674,7 @@ func (r CountUserConnectionResponse) ContentType() string {
 
 // SearchUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for SearchUserConnection
 type SearchUserConnectionResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -53470,6 +53702,7 @@ type SearchUserConnectionResponse404Headers struct {
 
 // SearchUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for SearchUserConnection
 type SearchUserConnectionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53593,12 +53826,14 @@ func (r SearchUserConnectionResponse) ContentType() string {
 // GetUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for GetUserConnection
 type GetUserConnectionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetUserConnectionResponse304Headers the declared response headers of an HTTP 304 response for GetUserConnection
 type GetUserConnectionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -53625,6 +53860,7 @@ type GetUserConnectionResponse404Headers struct {
 
 // GetUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for GetUserConnection
 type GetUserConnectionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53750,12 +53986,14 @@ func (r GetUserConnectionResponse) ContentType() string {
 // ExistsUserConnectionResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserConnection
 type ExistsUserConnectionResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserConnectionResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserConnection
 type ExistsUserConnectionResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -53777,11 +54015,13 @@ type ExistsUserConnectionResponse403Headers struct {
 
 // ExistsUserConnectionResponse404Headers the declared response headers of an HTTP 404 response for ExistsUserConnection
 type ExistsUserConnectionResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserConnectionResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserConnection
 type ExistsUserConnectionResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -53892,6 +54132,7 @@ func (r ExistsUserConnectionResponse) ContentType() string {
 
 // ListUserFieldResponse200Headers the declared response headers of an HTTP 200 response for ListUserField
 type ListUserFieldResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -53919,6 +54160,7 @@ type ListUserFieldResponse404Headers struct {
 
 // ListUserFieldResponse406Headers the declared response headers of an HTTP 406 response for ListUserField
 type ListUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54044,6 +54286,7 @@ type CreateUserFieldResponse201Headers struct {
 	ETag               string
 	IdempotentReplayed *string
 	Location           string
+	Vary               string
 	XRequestId         string
 }
 
@@ -54070,6 +54313,7 @@ type CreateUserFieldResponse404Headers struct {
 
 // CreateUserFieldResponse406Headers the declared response headers of an HTTP 406 response for CreateUserField
 type CreateUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54249,6 +54493,7 @@ func (r CreateUserFieldResponse) ContentType() string {
 
 // CountUserFieldResponse200Headers the declared response headers of an HTTP 200 response for CountUserField
 type CountUserFieldResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54275,6 +54520,7 @@ type CountUserFieldResponse404Headers struct {
 
 // CountUserFieldResponse406Headers the declared response headers of an HTTP 406 response for CountUserField
 type CountUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54397,6 +54643,7 @@ func (r CountUserFieldResponse) ContentType() string {
 
 // SearchUserFieldResponse200Headers the declared response headers of an HTTP 200 response for SearchUserField
 type SearchUserFieldResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -54424,6 +54671,7 @@ type SearchUserFieldResponse404Headers struct {
 
 // SearchUserFieldResponse406Headers the declared response headers of an HTTP 406 response for SearchUserField
 type SearchUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54688,12 +54936,14 @@ func (r DeleteUserFieldResponse) ContentType() string {
 // GetUserFieldResponse200Headers the declared response headers of an HTTP 200 response for GetUserField
 type GetUserFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetUserFieldResponse304Headers the declared response headers of an HTTP 304 response for GetUserField
 type GetUserFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -54720,6 +54970,7 @@ type GetUserFieldResponse404Headers struct {
 
 // GetUserFieldResponse406Headers the declared response headers of an HTTP 406 response for GetUserField
 type GetUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -54845,12 +55096,14 @@ func (r GetUserFieldResponse) ContentType() string {
 // ExistsUserFieldResponse200Headers the declared response headers of an HTTP 200 response for ExistsUserField
 type ExistsUserFieldResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserFieldResponse304Headers the declared response headers of an HTTP 304 response for ExistsUserField
 type ExistsUserFieldResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -54872,11 +55125,13 @@ type ExistsUserFieldResponse403Headers struct {
 
 // ExistsUserFieldResponse404Headers the declared response headers of an HTTP 404 response for ExistsUserField
 type ExistsUserFieldResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserFieldResponse406Headers the declared response headers of an HTTP 406 response for ExistsUserField
 type ExistsUserFieldResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -55328,6 +55583,7 @@ func (r ReplaceUserFieldResponse) ContentType() string {
 
 // CountUserResponse200Headers the declared response headers of an HTTP 200 response for CountUser
 type CountUserResponse200Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -55354,6 +55610,7 @@ type CountUserResponse404Headers struct {
 
 // CountUserResponse406Headers the declared response headers of an HTTP 406 response for CountUser
 type CountUserResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -55476,6 +55733,7 @@ func (r CountUserResponse) ContentType() string {
 
 // SearchUserResponse200Headers the declared response headers of an HTTP 200 response for SearchUser
 type SearchUserResponse200Headers struct {
+	Vary             string
 	XQueryPagination string
 	XRequestId       string
 }
@@ -55503,6 +55761,7 @@ type SearchUserResponse404Headers struct {
 
 // SearchUserResponse406Headers the declared response headers of an HTTP 406 response for SearchUser
 type SearchUserResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -55626,12 +55885,14 @@ func (r SearchUserResponse) ContentType() string {
 // GetUserResponse200Headers the declared response headers of an HTTP 200 response for GetUser
 type GetUserResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // GetUserResponse304Headers the declared response headers of an HTTP 304 response for GetUser
 type GetUserResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -55658,6 +55919,7 @@ type GetUserResponse404Headers struct {
 
 // GetUserResponse406Headers the declared response headers of an HTTP 406 response for GetUser
 type GetUserResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -55783,12 +56045,14 @@ func (r GetUserResponse) ContentType() string {
 // ExistsUserResponse200Headers the declared response headers of an HTTP 200 response for ExistsUser
 type ExistsUserResponse200Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserResponse304Headers the declared response headers of an HTTP 304 response for ExistsUser
 type ExistsUserResponse304Headers struct {
 	ETag       string
+	Vary       string
 	XRequestId string
 }
 
@@ -55810,11 +56074,13 @@ type ExistsUserResponse403Headers struct {
 
 // ExistsUserResponse404Headers the declared response headers of an HTTP 404 response for ExistsUser
 type ExistsUserResponse404Headers struct {
+	Vary       string
 	XRequestId string
 }
 
 // ExistsUserResponse406Headers the declared response headers of an HTTP 406 response for ExistsUser
 type ExistsUserResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -58573,6 +58839,13 @@ func ParseV1ListClassesResponse(rsp *http.Response) (*V1ListClassesResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1ListClassesResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58593,6 +58866,13 @@ func ParseV1ListClassesResponse(rsp *http.Response) (*V1ListClassesResponse, err
 		response.Headers400 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1ListClassesResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58708,6 +58988,13 @@ func ParseV1ListEventsResponse(rsp *http.Response) (*V1ListEventsResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1ListEventsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -58755,6 +59042,13 @@ func ParseV1ListEventsResponse(rsp *http.Response) (*V1ListEventsResponse, error
 		response.Headers403 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1ListEventsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59005,6 +59299,13 @@ func ParseV1AddEventResponse(rsp *http.Response) (*V1AddEventResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1AddEventResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59062,6 +59363,13 @@ func ParseV1AddEventResponse(rsp *http.Response) (*V1AddEventResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1AddEventResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59235,6 +59543,13 @@ func ParseV1CancelEventResponse(rsp *http.Response) (*V1CancelEventResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1CancelEventResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59292,6 +59607,13 @@ func ParseV1CancelEventResponse(rsp *http.Response) (*V1CancelEventResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1CancelEventResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59463,6 +59785,13 @@ func ParseV1PartnerCallbackResponse(rsp *http.Response) (*V1PartnerCallbackRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1PartnerCallbackResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59493,6 +59822,13 @@ func ParseV1PartnerCallbackResponse(rsp *http.Response) (*V1PartnerCallbackRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1PartnerCallbackResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59661,6 +59997,13 @@ func ParseV1CountRegistrationsResponse(rsp *http.Response) (*V1CountRegistration
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1CountRegistrationsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59708,6 +60051,13 @@ func ParseV1CountRegistrationsResponse(rsp *http.Response) (*V1CountRegistration
 		response.Headers403 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1CountRegistrationsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59874,6 +60224,13 @@ func ParseV1SearchRegistrationsResponse(rsp *http.Response) (*V1SearchRegistrati
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1SearchRegistrationsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59921,6 +60278,13 @@ func ParseV1SearchRegistrationsResponse(rsp *http.Response) (*V1SearchRegistrati
 		response.Headers403 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1SearchRegistrationsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60083,6 +60447,13 @@ func ParseV1DeleteRegistrationResponse(rsp *http.Response) (*V1DeleteRegistratio
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1DeleteRegistrationResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60140,6 +60511,13 @@ func ParseV1DeleteRegistrationResponse(rsp *http.Response) (*V1DeleteRegistratio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1DeleteRegistrationResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60279,6 +60657,13 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers V1GetRegistrationResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60336,6 +60721,13 @@ func ParseV1GetRegistrationResponse(rsp *http.Response) (*V1GetRegistrationRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1GetRegistrationResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60510,6 +60902,13 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60567,6 +60966,13 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1CancelRegistrationResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60788,6 +61194,13 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -60845,6 +61258,13 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1ChangeAssessmentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61066,6 +61486,13 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61123,6 +61550,13 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1GrantAccommodationResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61344,6 +61778,13 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61401,6 +61842,13 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1RegisterLaxResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61622,6 +62070,13 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61679,6 +62134,13 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1RevokeAccommodationResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61900,6 +62362,13 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -61957,6 +62426,13 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers V1TransferLaxResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62186,6 +62662,13 @@ func ParseComplianceSummariesResponse(rsp *http.Response) (*ComplianceSummariesR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ComplianceSummariesResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62243,6 +62726,13 @@ func ParseComplianceSummariesResponse(rsp *http.Response) (*ComplianceSummariesR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ComplianceSummariesResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62566,6 +63056,13 @@ func ParseListMembershipResponse(rsp *http.Response) (*ListMembershipResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListMembershipResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62630,6 +63127,13 @@ func ParseListMembershipResponse(rsp *http.Response) (*ListMembershipResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListMembershipResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62748,6 +63252,13 @@ func ParseListMembershipDeletionResponse(rsp *http.Response) (*ListMembershipDel
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListMembershipDeletionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62812,6 +63323,13 @@ func ParseListMembershipDeletionResponse(rsp *http.Response) (*ListMembershipDel
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62927,6 +63445,13 @@ func ParseCountMembershipDeletionResponse(rsp *http.Response) (*CountMembershipD
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountMembershipDeletionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -62984,6 +63509,13 @@ func ParseCountMembershipDeletionResponse(rsp *http.Response) (*CountMembershipD
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63102,6 +63634,13 @@ func ParseSearchMembershipDeletionResponse(rsp *http.Response) (*SearchMembershi
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchMembershipDeletionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63166,6 +63705,13 @@ func ParseSearchMembershipDeletionResponse(rsp *http.Response) (*SearchMembershi
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63291,6 +63837,13 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63307,6 +63860,13 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -63365,6 +63925,13 @@ func ParseGetMembershipDeletionResponse(rsp *http.Response) (*GetMembershipDelet
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63482,6 +64049,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63498,6 +64072,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -63546,6 +64127,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsMembershipDeletionResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63556,6 +64144,13 @@ func ParseExistsMembershipDeletionResponse(rsp *http.Response) (*ExistsMembershi
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsMembershipDeletionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63674,6 +64269,13 @@ func ParseListMembershipReasonResponse(rsp *http.Response) (*ListMembershipReaso
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListMembershipReasonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63738,6 +64340,13 @@ func ParseListMembershipReasonResponse(rsp *http.Response) (*ListMembershipReaso
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63853,6 +64462,13 @@ func ParseCountMembershipReasonResponse(rsp *http.Response) (*CountMembershipRea
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountMembershipReasonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -63910,6 +64526,13 @@ func ParseCountMembershipReasonResponse(rsp *http.Response) (*CountMembershipRea
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64028,6 +64651,13 @@ func ParseSearchMembershipReasonResponse(rsp *http.Response) (*SearchMembershipR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchMembershipReasonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64092,6 +64722,13 @@ func ParseSearchMembershipReasonResponse(rsp *http.Response) (*SearchMembershipR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64217,6 +64854,13 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64233,6 +64877,13 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -64291,6 +64942,13 @@ func ParseGetMembershipReasonResponse(rsp *http.Response) (*GetMembershipReasonR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64408,6 +65066,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64424,6 +65089,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -64472,6 +65144,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsMembershipReasonResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64482,6 +65161,13 @@ func ParseExistsMembershipReasonResponse(rsp *http.Response) (*ExistsMembershipR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsMembershipReasonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64597,6 +65283,13 @@ func ParseCountMembershipResponse(rsp *http.Response) (*CountMembershipResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountMembershipResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64654,6 +65347,13 @@ func ParseCountMembershipResponse(rsp *http.Response) (*CountMembershipResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountMembershipResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64772,6 +65472,13 @@ func ParseSearchMembershipResponse(rsp *http.Response) (*SearchMembershipRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchMembershipResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64836,6 +65543,13 @@ func ParseSearchMembershipResponse(rsp *http.Response) (*SearchMembershipRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchMembershipResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64961,6 +65675,13 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -64977,6 +65698,13 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -65035,6 +65763,13 @@ func ParseGetMembershipResponse(rsp *http.Response) (*GetMembershipResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetMembershipResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65152,6 +65887,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65168,6 +65910,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -65216,6 +65965,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsMembershipResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65226,6 +65982,13 @@ func ParseExistsMembershipResponse(rsp *http.Response) (*ExistsMembershipRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsMembershipResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65344,6 +66107,13 @@ func ParseListPersonResponse(rsp *http.Response) (*ListPersonResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPersonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65408,6 +66178,13 @@ func ParseListPersonResponse(rsp *http.Response) (*ListPersonResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListPersonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65526,6 +66303,13 @@ func ParseListPersonAddressResponse(rsp *http.Response) (*ListPersonAddressRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPersonAddressResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65590,6 +66374,13 @@ func ParseListPersonAddressResponse(rsp *http.Response) (*ListPersonAddressRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListPersonAddressResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65705,6 +66496,13 @@ func ParseCountPersonAddressResponse(rsp *http.Response) (*CountPersonAddressRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountPersonAddressResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65762,6 +66560,13 @@ func ParseCountPersonAddressResponse(rsp *http.Response) (*CountPersonAddressRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountPersonAddressResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65880,6 +66685,13 @@ func ParseSearchPersonAddressResponse(rsp *http.Response) (*SearchPersonAddressR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchPersonAddressResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -65944,6 +66756,13 @@ func ParseSearchPersonAddressResponse(rsp *http.Response) (*SearchPersonAddressR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchPersonAddressResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66069,6 +66888,13 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66085,6 +66911,13 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -66143,6 +66976,13 @@ func ParseGetPersonAddressResponse(rsp *http.Response) (*GetPersonAddressRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPersonAddressResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66260,6 +67100,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66276,6 +67123,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -66324,6 +67178,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPersonAddressResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66334,6 +67195,13 @@ func ParseExistsPersonAddressResponse(rsp *http.Response) (*ExistsPersonAddressR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPersonAddressResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66627,6 +67495,13 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66643,6 +67518,13 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -66701,6 +67583,13 @@ func ParseGetPersonFieldResponse(rsp *http.Response) (*GetPersonFieldResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPersonFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66818,6 +67707,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66834,6 +67730,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -66882,6 +67785,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPersonFieldResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -66892,6 +67802,13 @@ func ParseExistsPersonFieldResponse(rsp *http.Response) (*ExistsPersonFieldRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPersonFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67432,6 +68349,13 @@ func ParseCountPersonResponse(rsp *http.Response) (*CountPersonResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountPersonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67489,6 +68413,13 @@ func ParseCountPersonResponse(rsp *http.Response) (*CountPersonResponse, error) 
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountPersonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67607,6 +68538,13 @@ func ParseSearchPersonResponse(rsp *http.Response) (*SearchPersonResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchPersonResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67671,6 +68609,13 @@ func ParseSearchPersonResponse(rsp *http.Response) (*SearchPersonResponse, error
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchPersonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67796,6 +68741,13 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67812,6 +68764,13 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -67870,6 +68829,13 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPersonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -67987,6 +68953,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68003,6 +68976,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -68051,6 +69031,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPersonResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68061,6 +69048,13 @@ func ParseExistsPersonResponse(rsp *http.Response) (*ExistsPersonResponse, error
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPersonResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68321,6 +69315,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetOpenAPIResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68351,6 +69352,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetOpenAPIResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68452,6 +69460,13 @@ func ParseListPlatformActionResponse(rsp *http.Response) (*ListPlatformActionRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPlatformActionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68516,6 +69531,13 @@ func ParseListPlatformActionResponse(rsp *http.Response) (*ListPlatformActionRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListPlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68680,6 +69702,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 			}
 			headers.Location = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68737,6 +69766,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreatePlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68899,6 +69935,13 @@ func ParseCountPlatformActionResponse(rsp *http.Response) (*CountPlatformActionR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountPlatformActionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -68956,6 +69999,13 @@ func ParseCountPlatformActionResponse(rsp *http.Response) (*CountPlatformActionR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountPlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69074,6 +70124,13 @@ func ParseSearchPlatformActionResponse(rsp *http.Response) (*SearchPlatformActio
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchPlatformActionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69138,6 +70195,13 @@ func ParseSearchPlatformActionResponse(rsp *http.Response) (*SearchPlatformActio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchPlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69431,6 +70495,13 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69447,6 +70518,13 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -69505,6 +70583,13 @@ func ParseGetPlatformActionResponse(rsp *http.Response) (*GetPlatformActionRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69622,6 +70707,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69638,6 +70730,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -69686,6 +70785,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPlatformActionResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -69696,6 +70802,13 @@ func ParseExistsPlatformActionResponse(rsp *http.Response) (*ExistsPlatformActio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPlatformActionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70253,6 +71366,13 @@ func ParseFormatTimeResponse(rsp *http.Response) (*FormatTimeResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers FormatTimeResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70283,6 +71403,13 @@ func ParseFormatTimeResponse(rsp *http.Response) (*FormatTimeResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers FormatTimeResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70507,6 +71634,13 @@ func ParseListPartitionFieldResponse(rsp *http.Response) (*ListPartitionFieldRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70571,6 +71705,13 @@ func ParseListPartitionFieldResponse(rsp *http.Response) (*ListPartitionFieldRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70735,6 +71876,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 			}
 			headers.Location = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70792,6 +71940,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreatePartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -70954,6 +72109,13 @@ func ParseCountPartitionFieldResponse(rsp *http.Response) (*CountPartitionFieldR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71011,6 +72173,13 @@ func ParseCountPartitionFieldResponse(rsp *http.Response) (*CountPartitionFieldR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71129,6 +72298,13 @@ func ParseSearchPartitionFieldResponse(rsp *http.Response) (*SearchPartitionFiel
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchPartitionFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71193,6 +72369,13 @@ func ParseSearchPartitionFieldResponse(rsp *http.Response) (*SearchPartitionFiel
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71486,6 +72669,13 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71502,6 +72692,13 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -71560,6 +72757,13 @@ func ParseGetPartitionFieldResponse(rsp *http.Response) (*GetPartitionFieldRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71677,6 +72881,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71693,6 +72904,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -71741,6 +72959,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPartitionFieldResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -71751,6 +72976,13 @@ func ParseExistsPartitionFieldResponse(rsp *http.Response) (*ExistsPartitionFiel
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPartitionFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72315,6 +73547,13 @@ func ParseGetRouteSettingsResponse(rsp *http.Response) (*GetRouteSettingsRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetRouteSettingsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72372,6 +73611,13 @@ func ParseGetRouteSettingsResponse(rsp *http.Response) (*GetRouteSettingsRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetRouteSettingsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72472,6 +73718,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetVersionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72502,6 +73755,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetVersionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72603,6 +73863,13 @@ func ParseListAchievementResponse(rsp *http.Response) (*ListAchievementResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListAchievementResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72667,6 +73934,13 @@ func ParseListAchievementResponse(rsp *http.Response) (*ListAchievementResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListAchievementResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72782,6 +74056,13 @@ func ParseCountAchievementResponse(rsp *http.Response) (*CountAchievementRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountAchievementResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72839,6 +74120,13 @@ func ParseCountAchievementResponse(rsp *http.Response) (*CountAchievementRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountAchievementResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -72957,6 +74245,13 @@ func ParseSearchAchievementResponse(rsp *http.Response) (*SearchAchievementRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchAchievementResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73021,6 +74316,13 @@ func ParseSearchAchievementResponse(rsp *http.Response) (*SearchAchievementRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchAchievementResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73146,6 +74448,13 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73162,6 +74471,13 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -73220,6 +74536,13 @@ func ParseGetAchievementResponse(rsp *http.Response) (*GetAchievementResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetAchievementResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73337,6 +74660,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73353,6 +74683,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -73401,6 +74738,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsAchievementResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73411,6 +74755,13 @@ func ParseExistsAchievementResponse(rsp *http.Response) (*ExistsAchievementRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsAchievementResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73529,6 +74880,13 @@ func ParseListGradebookResponse(rsp *http.Response) (*ListGradebookResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListGradebookResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73593,6 +74951,13 @@ func ParseListGradebookResponse(rsp *http.Response) (*ListGradebookResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListGradebookResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73708,6 +75073,13 @@ func ParseCountGradebookResponse(rsp *http.Response) (*CountGradebookResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountGradebookResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73765,6 +75137,13 @@ func ParseCountGradebookResponse(rsp *http.Response) (*CountGradebookResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountGradebookResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73896,6 +75275,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 			}
 			headers.ContentDisposition = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73920,6 +75306,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 			}
 			headers.ContentRange = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73930,6 +75323,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		response.Headers206 = &headers
 	case rsp.StatusCode == 304:
 		var headers DownloadGradebookExportResponse304Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73987,6 +75387,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers DownloadGradebookExportResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -73997,6 +75404,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		response.Headers406 = &headers
 	case rsp.StatusCode == 416:
 		var headers DownloadGradebookExportResponse416Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74131,6 +75545,13 @@ func ParseExportGradebooksResponse(rsp *http.Response) (*ExportGradebooksRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ExportGradebooksResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74188,6 +75609,13 @@ func ParseExportGradebooksResponse(rsp *http.Response) (*ExportGradebooksRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExportGradebooksResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74323,6 +75751,13 @@ func ParseSearchGradebookResponse(rsp *http.Response) (*SearchGradebookResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchGradebookResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74387,6 +75822,13 @@ func ParseSearchGradebookResponse(rsp *http.Response) (*SearchGradebookResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchGradebookResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74512,6 +75954,13 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74528,6 +75977,13 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -74586,6 +76042,13 @@ func ParseGetGradebookResponse(rsp *http.Response) (*GetGradebookResponse, error
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetGradebookResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74703,6 +76166,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74719,6 +76189,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -74767,6 +76244,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsGradebookResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74777,6 +76261,13 @@ func ParseExistsGradebookResponse(rsp *http.Response) (*ExistsGradebookResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsGradebookResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74887,6 +76378,13 @@ func ParseDecodeCookieResponse(rsp *http.Response) (*DecodeCookieResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DecodeCookieResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -74917,6 +76415,13 @@ func ParseDecodeCookieResponse(rsp *http.Response) (*DecodeCookieResponse, error
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers DecodeCookieResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75044,6 +76549,13 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 			}
 			headers.SetCookie = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75091,6 +76603,13 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GenerateCookieResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75251,6 +76770,13 @@ func ParseValidateCookieResponse(rsp *http.Response) (*ValidateCookieResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ValidateCookieResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75281,6 +76807,13 @@ func ParseValidateCookieResponse(rsp *http.Response) (*ValidateCookieResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ValidateCookieResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75419,6 +76952,13 @@ func ParseListPermissionResponse(rsp *http.Response) (*ListPermissionResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPermissionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75483,6 +77023,13 @@ func ParseListPermissionResponse(rsp *http.Response) (*ListPermissionResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListPermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75647,6 +77194,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 			}
 			headers.Location = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75704,6 +77258,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreatePermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75866,6 +77427,13 @@ func ParseCountPermissionResponse(rsp *http.Response) (*CountPermissionResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountPermissionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75923,6 +77491,13 @@ func ParseCountPermissionResponse(rsp *http.Response) (*CountPermissionResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountPermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76041,6 +77616,13 @@ func ParseSearchPermissionResponse(rsp *http.Response) (*SearchPermissionRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchPermissionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76105,6 +77687,13 @@ func ParseSearchPermissionResponse(rsp *http.Response) (*SearchPermissionRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchPermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76398,6 +77987,13 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76414,6 +78010,13 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -76472,6 +78075,13 @@ func ParseGetPermissionResponse(rsp *http.Response) (*GetPermissionResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetPermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76589,6 +78199,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76605,6 +78222,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -76653,6 +78277,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsPermissionResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -76663,6 +78294,13 @@ func ParseExistsPermissionResponse(rsp *http.Response) (*ExistsPermissionRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsPermissionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77213,6 +78851,13 @@ func ParseGetSecuritySettingsEndpointsResponse(rsp *http.Response) (*GetSecurity
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSecuritySettingsEndpointsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77270,6 +78915,13 @@ func ParseGetSecuritySettingsEndpointsResponse(rsp *http.Response) (*GetSecurity
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetSecuritySettingsEndpointsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77389,6 +79041,13 @@ func ParseGetSecuritySettingsPermissionsResponse(rsp *http.Response) (*GetSecuri
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSecuritySettingsPermissionsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77446,6 +79105,13 @@ func ParseGetSecuritySettingsPermissionsResponse(rsp *http.Response) (*GetSecuri
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetSecuritySettingsPermissionsResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77571,6 +79237,13 @@ func ParseGetSecuritySettingsResourcesResponse(rsp *http.Response) (*GetSecurity
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSecuritySettingsResourcesResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77628,6 +79301,13 @@ func ParseGetSecuritySettingsResourcesResponse(rsp *http.Response) (*GetSecurity
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetSecuritySettingsResourcesResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77743,6 +79423,13 @@ func ParseGetSecuritySettingsRolesResponse(rsp *http.Response) (*GetSecuritySett
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSecuritySettingsRolesResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77800,6 +79487,13 @@ func ParseGetSecuritySettingsRolesResponse(rsp *http.Response) (*GetSecuritySett
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetSecuritySettingsRolesResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -77945,6 +79639,13 @@ func ParseGenerateTokenResponse(rsp *http.Response) (*GenerateTokenResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GenerateTokenResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78002,6 +79703,13 @@ func ParseGenerateTokenResponse(rsp *http.Response) (*GenerateTokenResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GenerateTokenResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78179,6 +79887,13 @@ func ParseIntrospectTokenResponse(rsp *http.Response) (*IntrospectTokenResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers IntrospectTokenResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78226,6 +79941,13 @@ func ParseIntrospectTokenResponse(rsp *http.Response) (*IntrospectTokenResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers IntrospectTokenResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78342,6 +80064,13 @@ func ParseValidateTokenResponse(rsp *http.Response) (*ValidateTokenResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ValidateTokenResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78372,6 +80101,13 @@ func ParseValidateTokenResponse(rsp *http.Response) (*ValidateTokenResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ValidateTokenResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78627,6 +80363,13 @@ func ParseListUserResponse(rsp *http.Response) (*ListUserResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListUserResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78691,6 +80434,13 @@ func ParseListUserResponse(rsp *http.Response) (*ListUserResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListUserResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78809,6 +80559,13 @@ func ParseListUserCommentResponse(rsp *http.Response) (*ListUserCommentResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListUserCommentResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -78873,6 +80630,13 @@ func ParseListUserCommentResponse(rsp *http.Response) (*ListUserCommentResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79037,6 +80801,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 			}
 			headers.Location = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79094,6 +80865,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreateUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79256,6 +81034,13 @@ func ParseCountUserCommentResponse(rsp *http.Response) (*CountUserCommentRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountUserCommentResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79313,6 +81098,13 @@ func ParseCountUserCommentResponse(rsp *http.Response) (*CountUserCommentRespons
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79431,6 +81223,13 @@ func ParseSearchUserCommentResponse(rsp *http.Response) (*SearchUserCommentRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchUserCommentResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79495,6 +81294,13 @@ func ParseSearchUserCommentResponse(rsp *http.Response) (*SearchUserCommentRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79788,6 +81594,13 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79804,6 +81617,13 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -79862,6 +81682,13 @@ func ParseGetUserCommentResponse(rsp *http.Response) (*GetUserCommentResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79979,6 +81806,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -79995,6 +81829,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -80043,6 +81884,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsUserCommentResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80053,6 +81901,13 @@ func ParseExistsUserCommentResponse(rsp *http.Response) (*ExistsUserCommentRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsUserCommentResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80596,6 +82451,13 @@ func ParseListUserConnectionResponse(rsp *http.Response) (*ListUserConnectionRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListUserConnectionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80660,6 +82522,13 @@ func ParseListUserConnectionResponse(rsp *http.Response) (*ListUserConnectionRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListUserConnectionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80775,6 +82644,13 @@ func ParseCountUserConnectionResponse(rsp *http.Response) (*CountUserConnectionR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountUserConnectionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80832,6 +82708,13 @@ func ParseCountUserConnectionResponse(rsp *http.Response) (*CountUserConnectionR
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountUserConnectionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -80950,6 +82833,13 @@ func ParseSearchUserConnectionResponse(rsp *http.Response) (*SearchUserConnectio
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchUserConnectionResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81014,6 +82904,13 @@ func ParseSearchUserConnectionResponse(rsp *http.Response) (*SearchUserConnectio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchUserConnectionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81139,6 +83036,13 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81155,6 +83059,13 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -81213,6 +83124,13 @@ func ParseGetUserConnectionResponse(rsp *http.Response) (*GetUserConnectionRespo
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetUserConnectionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81330,6 +83248,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81346,6 +83271,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -81394,6 +83326,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsUserConnectionResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81404,6 +83343,13 @@ func ParseExistsUserConnectionResponse(rsp *http.Response) (*ExistsUserConnectio
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsUserConnectionResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81522,6 +83468,13 @@ func ParseListUserFieldResponse(rsp *http.Response) (*ListUserFieldResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListUserFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81586,6 +83539,13 @@ func ParseListUserFieldResponse(rsp *http.Response) (*ListUserFieldResponse, err
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ListUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81750,6 +83710,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 			}
 			headers.Location = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81807,6 +83774,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreateUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -81969,6 +83943,13 @@ func ParseCountUserFieldResponse(rsp *http.Response) (*CountUserFieldResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountUserFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82026,6 +84007,13 @@ func ParseCountUserFieldResponse(rsp *http.Response) (*CountUserFieldResponse, e
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82144,6 +84132,13 @@ func ParseSearchUserFieldResponse(rsp *http.Response) (*SearchUserFieldResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchUserFieldResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82208,6 +84203,13 @@ func ParseSearchUserFieldResponse(rsp *http.Response) (*SearchUserFieldResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82501,6 +84503,13 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82517,6 +84526,13 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -82575,6 +84591,13 @@ func ParseGetUserFieldResponse(rsp *http.Response) (*GetUserFieldResponse, error
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82692,6 +84715,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82708,6 +84738,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -82756,6 +84793,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsUserFieldResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -82766,6 +84810,13 @@ func ParseExistsUserFieldResponse(rsp *http.Response) (*ExistsUserFieldResponse,
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsUserFieldResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83306,6 +85357,13 @@ func ParseCountUserResponse(rsp *http.Response) (*CountUserResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CountUserResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83363,6 +85421,13 @@ func ParseCountUserResponse(rsp *http.Response) (*CountUserResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers CountUserResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83481,6 +85546,13 @@ func ParseSearchUserResponse(rsp *http.Response) (*SearchUserResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SearchUserResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Query-Pagination"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Query-Pagination", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83545,6 +85617,13 @@ func ParseSearchUserResponse(rsp *http.Response) (*SearchUserResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers SearchUserResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83670,6 +85749,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83686,6 +85772,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -83744,6 +85837,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers GetUserResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83861,6 +85961,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83877,6 +85984,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -83925,6 +86039,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ExistsUserResponse404Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -83935,6 +86056,13 @@ func ParseExistsUserResponse(rsp *http.Response) (*ExistsUserResponse, error) {
 		response.Headers404 = &headers
 	case rsp.StatusCode == 406:
 		var headers ExistsUserResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

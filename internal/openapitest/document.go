@@ -36,8 +36,9 @@ var served = observe.New(observe.Options{Logger: slog.New(slog.DiscardHandler)})
 func Served(h http.Handler) http.Handler { return served.Handler(h) }
 
 // Resolved returns a module route's handler after its Needs has resolved, in reg, the
-// descriptors it keeps, as handlers.Server.Handler does once at start-up; a suite that serves
-// the bare handler must call it first.
+// descriptors it keeps, as handlers.Server.Handler does once at start-up, behind the Accept
+// check the server puts it behind (route.Negotiated: the 406, Vary: Accept); a suite that
+// serves the bare handler must call it first.
 func Resolved(t testing.TB, reg *engine.Registry, rt route.Route) http.Handler {
 	t.Helper()
 	if rt.Needs != nil {
@@ -45,5 +46,5 @@ func Resolved(t testing.TB, reg *engine.Registry, rt route.Route) http.Handler {
 			t.Fatalf("%s %s: %v", rt.Method, rt.Path, err)
 		}
 	}
-	return rt.Handler
+	return route.Negotiated(rt, rt.Handler)
 }

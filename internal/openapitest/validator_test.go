@@ -93,9 +93,10 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		answer                     answer
 		mismatch                   bool
 	}{
-		{name: "count", method: "GET", target: comments + "/count", answer: jsonAnswer(200, `{"Count":1}`)},
+		{name: "count", method: "GET", target: comments + "/count", answer: jsonAnswer(200, `{"Count":1}`, "Vary", "Accept")},
+		{name: "count without Vary", method: "GET", target: comments + "/count", answer: jsonAnswer(200, `{"Count":1}`), mismatch: true},
 		{name: "count of the wrong type", method: "GET", target: comments + "/count", answer: jsonAnswer(200, `{"Count":"1"}`), mismatch: true},
-		{name: "list", method: "GET", target: comments + "?Take=5", answer: jsonAnswer(200, `[]`, "X-Query-Pagination", page)},
+		{name: "list", method: "GET", target: comments + "?Take=5", answer: jsonAnswer(200, `[]`, "X-Query-Pagination", page, "Vary", "Accept")},
 		{name: "list without X-Query-Pagination", method: "GET", target: comments, answer: jsonAnswer(200, `[]`), mismatch: true},
 		{name: "list with a record of unknown members", method: "GET", target: comments, answer: jsonAnswer(200, `[{"Bogus":1}]`, "X-Query-Pagination", page), mismatch: true},
 		{name: "undocumented status", method: "GET", target: comments + "/" + id, answer: problem(http.StatusTeapot), mismatch: true},
