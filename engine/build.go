@@ -187,7 +187,7 @@ func linked(local *Field, link clause.Expression) clause.Expression {
 	if local.Type != TypeUUID {
 		return link
 	}
-	return clause.And(clause.Neq{Column: col(alias, local.Column), Value: nilUUID}, link)
+	return clause.And(clause.Neq{Column: col(alias, local.Column), Value: NilUUID}, link)
 }
 
 // anyLinkCond renders links of which one must hold for the organization org: the links from

@@ -123,8 +123,8 @@ func (s *Store) prepareNew(r *Resource, d Draft, org string, origin keyOrigin) e
 // A required one is complete's to name, in its own words.
 func refuseNilKey(r *Resource, rec Record, present []bool, verr *ValidationError) {
 	for _, k := range r.Key {
-		if k.Type == TypeUUID && present[k.Index] && rec[k.Index] == nilUUID && !k.Required {
-			verr.Add(k.Name, k.Name+" is part of the key and cannot be the nil UUID "+nilUUID)
+		if k.Type == TypeUUID && present[k.Index] && rec[k.Index] == NilUUID && !k.Required {
+			verr.Add(k.Name, k.Name+" is part of the key and cannot be the nil UUID "+NilUUID)
 		}
 	}
 }
@@ -171,8 +171,8 @@ func claimScope(r *Resource, rec Record, present []bool, org string, verr *Valid
 		}
 		i := sc.Field.Index
 		switch {
-		case rec[i] == nilUUID && sc.Field.Required:
-		case !present[i] || rec[i] == nil || rec[i] == nilUUID:
+		case rec[i] == NilUUID && sc.Field.Required:
+		case !present[i] || rec[i] == nil || rec[i] == NilUUID:
 			rec[i], present[i] = org, true
 		case rec[i] != org:
 			verr.Add(sc.Field.Name, fmt.Sprintf("%s must be your organization (%s)", sc.Field.Name, org))

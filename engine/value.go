@@ -197,7 +197,7 @@ func zeroValue(t Type) any {
 	case TypeInt:
 		return int64(0)
 	case TypeUUID:
-		return nilUUID
+		return NilUUID
 	case TypeDateTime:
 		return zeroDateTime
 	}
@@ -206,8 +206,10 @@ func zeroValue(t Type) any {
 
 var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 
-// nilUUID is the UUID of all zeros, the zero value of a uuid member.
-const nilUUID = "00000000-0000-0000-0000-000000000000"
+// NilUUID is the UUID of all zeros, the zero value of a uuid member, and a typed client's unset
+// Guid: refused where a client would name a new record by it (creates, people import, version 1;
+// credo load keeps the keys its files give).
+const NilUUID = "00000000-0000-0000-0000-000000000000"
 
 // complete fills members the body omitted and adds to verr the problems of nulls,
 // requirements (a required uuid member may not be the nil UUID) and validate tags. A
@@ -240,10 +242,10 @@ func (r *Resource) complete(rec Record, present, failed []bool, verr *Validation
 			}
 			continue
 		}
-		if f.Required && f.Type == TypeUUID && v == nilUUID {
+		if f.Required && f.Type == TypeUUID && v == NilUUID {
 			// A required reference given as the nil UUID refers to nothing: a client that
 			// sends it has almost always left a typed member unset (decisions §4).
-			verr.Add(f.Name, f.Name+" is required and cannot be the nil UUID "+nilUUID)
+			verr.Add(f.Name, f.Name+" is required and cannot be the nil UUID "+NilUUID)
 			continue
 		}
 		if f.Validate != "" {

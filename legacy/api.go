@@ -63,10 +63,6 @@ type api struct {
 // and fixed segments such as events/classes are never taken for an id.
 const uuidPattern = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
 
-// nilUUID is the UUID of all zeros, which a path's uuidPattern matches: a typed client's unset
-// identifier, refused where it would name a new record (addEvent, registerLax).
-const nilUUID = "00000000-0000-0000-0000-000000000000"
-
 // Routes mounts every version-1 operation of api.md under /api on the root router r. Other
 // methods on those paths answer 405 with Allow. Every route that is not public authenticates
 // and then asks deps.Authz for its permission. It resolves the descriptors the version-1 API

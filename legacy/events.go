@@ -139,8 +139,8 @@ func (a *api) addEvent(w http.ResponseWriter, r *http.Request) error {
 	// was an event that register-lax found at its venue and start and then could not register
 	// onto (a registration's EventIdentifier cannot be the nil UUID).
 	var bad problems
-	if id == nilUUID {
-		bad.add(failMember(msgEventIDInvalid, "EventIdentifier", "EventIdentifier cannot be the nil UUID "+nilUUID))
+	if id == engine.NilUUID {
+		bad.add(failMember(msgEventIDInvalid, "EventIdentifier", "EventIdentifier cannot be the nil UUID "+engine.NilUUID))
 	}
 	spec := a.readEventSpec(b, &bad)
 	spec.Limit, err = b.int("RegistrationLimit")

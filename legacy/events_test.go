@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// nilUUID is the UUID of all zeros, a typed client's unset identifier.
+const nilUUID = "00000000-0000-0000-0000-000000000000"
+
 // TestEvents covers add, list by date, cancel (no longer matched), classes and scrap paper.
 func TestEvents(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {

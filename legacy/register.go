@@ -74,11 +74,11 @@ func (a *api) registerLax(w http.ResponseWriter, r *http.Request) error {
 	org := p.OrganizationIdentifier
 	l, err := a.readLaxBody(w, r, "EventVenue", "EventStart", "EventExamType", "EventExamFormat", "EventBillingCode",
 		"Learner", "LearnerRegistrantType", "Assessment", "Accommodations")
-	if id == nilUUID {
+	if id == engine.NilUUID {
 		// The nil UUID, a typed client's unset Guid, names no registration (stored, it was a
 		// registration no client meant): it comes first in one 400 with the body's problems.
 		var bad problems
-		bad.add(failMember(msgRegistrationIDInvalid, "RegistrationIdentifier", "RegistrationIdentifier cannot be the nil UUID "+nilUUID))
+		bad.add(failMember(msgRegistrationIDInvalid, "RegistrationIdentifier", "RegistrationIdentifier cannot be the nil UUID "+engine.NilUUID))
 		bad.add(err)
 		if err == nil {
 			bad.add(l.check(stepAccommodations))

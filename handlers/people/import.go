@@ -99,6 +99,9 @@ func (im *importer) check() {
 			im.ps.add("Identifier", i, "Identifier is required")
 		case err != nil:
 			im.ps.add("Identifier", i, "Identifier %q is not a UUID", r.Identifier)
+		case id == engine.NilUUID:
+			// A typed client's unset Guid, refused as a create over the API refuses it.
+			im.ps.add("Identifier", i, "Identifier cannot be the nil UUID %s", id)
 		default:
 			if j, dup := im.byID[id]; dup {
 				im.ps.add("Identifier", i, "Identifier %s is also the Identifier of row %d", id, j)
