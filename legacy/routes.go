@@ -108,7 +108,7 @@ func (a *api) routes() []route.Route {
 				Headers: []route.Header{{Name: "Content-Disposition", Required: true, Schema: route.String(""),
 					Description: `inline; filename="scrap-paper-<id>.pdf"`}},
 				Content: []route.Content{{MediaType: "application/pdf", Schema: route.Schema{Type: "string", Format: "binary"}}}}},
-			Errors:  []int{http.StatusBadRequest, http.StatusServiceUnavailable},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotAcceptable, http.StatusServiceUnavailable},
 			Handler: a.scrapPaper},
 		protected(EventsObject, auth.Create, route.Route{Method: http.MethodPost, Path: event, Tag: "events", OperationID: "v1AddEvent",
 			Summary: "Add an event with the identifier of the path.",

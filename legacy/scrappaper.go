@@ -11,6 +11,7 @@ import (
 
 	"credo/engine"
 	"credo/handlers/problem"
+	"credo/handlers/request"
 )
 
 // MaxScrapPaperID is the longest id, in characters, that scrap-paper prints: longer ones are a
@@ -21,8 +22,12 @@ const MaxScrapPaperID = 200
 // given: any non-empty string up to MaxScrapPaperID characters (decisions §12: the original
 // prints the id on the sheet). When the id names a registration or an event of the version-1
 // partition, the header adds it (a registration: learner, event, form). The route is
-// anonymous, so the header leaves out emails and billing. A missing or blank id is a 400.
+// anonymous, so the header leaves out emails and billing. A missing or blank id is a 400; an
+// Accept that allows no PDF is a 406 (request.NegotiateFor), checked first.
 func (a *api) scrapPaper(w http.ResponseWriter, r *http.Request) error {
+	if _, err := request.NegotiateFor(w, r, request.Offer{Type: "application/pdf"}); err != nil {
+		return err
+	}
 	q, err := queryParams(r, "id")
 	if err != nil {
 		return err

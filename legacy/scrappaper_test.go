@@ -83,6 +83,51 @@ func TestScrapPaper(t *testing.T) {
 	})
 }
 
+// TestScrapPaperHonoursAccept: the PDF answers an Accept that allows it (none, */*,
+// application/*, application/pdf), with Vary: Accept; another Accept is a 406 problem, before
+// the id is read.
+func TestScrapPaperHonoursAccept(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for _, c := range []struct {
+			accept string
+			want   int
+		}{
+			{accept: "", want: http.StatusOK},
+			{accept: "*/*", want: http.StatusOK},
+			{accept: "application/*", want: http.StatusOK},
+			{accept: "application/json;q=0.9, application/pdf", want: http.StatusOK},
+			{accept: "application/json", want: http.StatusNotAcceptable},
+			{accept: "text/html, image/*", want: http.StatusNotAcceptable},
+		} {
+			t.Run(c.accept, func(t *testing.T) {
+				h := http.Header{}
+				if c.accept != "" {
+					h.Set("Accept", c.accept)
+				}
+				rec := e.doWith("GET", "/api/events/scrap-paper?id=A-1", "", h)
+				if rec.Code != c.want {
+					t.Fatalf("status %d, want %d: %s", rec.Code, c.want, rec.Body)
+				}
+				if v := rec.Header().Values("Vary"); !strings.Contains(strings.Join(v, ","), "Accept") {
+					t.Errorf("Vary %q does not name Accept", v)
+				}
+				if c.want == http.StatusNotAcceptable {
+					if status, _ := problemOf(t, rec); status != c.want {
+						t.Errorf("not a problem document: %s", rec.Body)
+					}
+				} else if ct := rec.Header().Get("Content-Type"); ct != "application/pdf" {
+					t.Errorf("Content-Type %q", ct)
+				}
+			})
+		}
+		// A 406 comes first: the missing id is not what the client is told.
+		rec := e.doWith("GET", "/api/events/scrap-paper", "", http.Header{"Accept": {"application/json"}})
+		if rec.Code != http.StatusNotAcceptable {
+			t.Errorf("no id and Accept application/json: status %d, want 406", rec.Code)
+		}
+	})
+}
+
 // pdfText returns the text that the PDF's compressed content streams show, one line per
 // text-showing operator (fpdf writes a UTF-8 font's text as UTF-16BE strings).
 func pdfText(t *testing.T, doc []byte) string {
