@@ -51,14 +51,44 @@ func (t *tracer) bound(ctx context.Context) context.Context {
 	return &bounded{Context: c, cancel: cancel}
 }
 
+// release ends the bound that TraceAcquireStart or TraceQueryStart put on ctx, if any.
 func release(ctx context.Context) {
-	if b, ok := ctx.(*bounded); ok {
+	switch b := ctx.(type) {
+	case *bounded:
 		b.cancel()
+	case *waitCtx:
+		b.release()
 	}
 }
 
-func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+// socketDeadline reports the deadline of a context that has one but no Done channel: the
+// engine's statement context (see statementCtx in credo/engine). pgx watches no such context;
+// the tracer bounds its wait for a connection with a waitCtx and its statement with the
+// deadline set on the connection's socket, which is how pgx itself interrupts a statement whose
+// context expires (pgconn.DeadlineContextWatcherHandler): the statement fails with a timeout
+// and pgx closes the connection.
+func socketDeadline(ctx context.Context) (time.Time, bool) {
+	if ctx.Done() != nil {
+		return time.Time{}, false
+	}
+	return ctx.Deadline()
+}
+
+func (t *tracer) TraceQueryStart(ctx context.Context, c *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	if dl, ok := socketDeadline(ctx); ok {
+		_ = c.PgConn().Conn().SetDeadline(dl)
+		return ctx
+	}
 	return t.bound(ctx)
+}
+
+// clearSocketDeadline removes the deadline TraceQueryStart set on c's socket, so that the
+// connection goes back to the pool without it. A closed connection keeps it: pgx's own close
+// sets a deadline of its own.
+func clearSocketDeadline(ctx context.Context, c *pgx.Conn) {
+	if _, ok := socketDeadline(ctx); ok && c != nil && !c.IsClosed() {
+		_ = c.PgConn().Conn().SetDeadline(time.Time{})
+	}
 }
 
 // TraceQueryEnd releases the statement's deadline. A statement whose connection was lost (the
@@ -66,8 +96,9 @@ func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQu
 // most likely lost too: they are closed, so that the requests after the database comes back
 // connect afresh rather than each failing on a dead connection (pgx pings only connections
 // idle for more than a second). Connections in use close when released.
-func (t *tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+func (t *tracer) TraceQueryEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceQueryEndData) {
 	release(ctx)
+	clearSocketDeadline(ctx, c)
 	if data.Err != nil && (backend.Disconnected(data.Err) || errors.Is(data.Err, pgconn.ErrConnClosed)) {
 		if p := t.pool.Load(); p != nil {
 			p.Reset()
@@ -76,8 +107,8 @@ func (t *tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQ
 }
 
 // A batch (a page and its count, see pool.SendPage) is bounded and ends like one statement.
-func (t *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return t.bound(ctx)
+func (t *tracer) TraceBatchStart(ctx context.Context, c *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return t.TraceQueryStart(ctx, c, pgx.TraceQueryStartData{})
 }
 
 func (t *tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
@@ -87,6 +118,9 @@ func (t *tracer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceB
 }
 
 func (t *tracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
+	if dl, ok := socketDeadline(ctx); ok {
+		return waitUntil(ctx, dl)
+	}
 	return t.bound(ctx)
 }
 

@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"credo/engine"
+	"credo/internal/testenv"
+)
+
+// TestStatementDeadlineLeavesTheConnection: a planned statement's deadline is set on its
+// connection's socket (see statementCtx); it must leave with the statement. On one pooled
+// connection, a get, a wait longer than the timeout, then a module's GORM statement, a
+// transaction and a get all succeed.
+func TestStatementDeadlineLeavesTheConnection(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			reg := fixtureRegistry(t)
+			w := reg.MustByName("Widget")
+			p := testenv.Partition(t)
+			const timeout = 500 * time.Millisecond
+			db, err := engine.Limits{MaxConns: 1, Timeout: timeout}.Open(context.Background(), b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			s, _ := db.Store(p)
+			id := mustCreate(t, s, w, widget("D1", "")).Get(w, "WidgetIdentifier").(string)
+			ctx := context.Background()
+			if _, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations()); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(timeout + 300*time.Millisecond)
+			var n int64
+			if err := s.DB(ctx).Table(s.TableName(w)).Count(&n).Error; err != nil || n != 1 {
+				t.Errorf("module statement after a get and a wait: %d, %v", n, err)
+			}
+			time.Sleep(timeout + 300*time.Millisecond)
+			if err := testenv.PatchJSON(ctx, s, w, []any{id}, []byte(`{"WidgetTitle":"x"}`), engine.AllOrganizations()); err != nil {
+				t.Errorf("patch after a get and a wait: %v", err)
+			}
+			time.Sleep(timeout + 300*time.Millisecond)
+			if _, err := s.Get(ctx, w, []any{id}, nil, engine.AllOrganizations()); err != nil {
+				t.Errorf("get after a wait: %v", err)
+			}
+		})
+	}
+}
+
+// TestGetAllocations pins what a get costs in allocations on PostgreSQL, the statement's
+// deadline included: a context.WithTimeout per statement and the context watcher pgx
+// registered on it were 11 more (see statementCtx).
+func TestGetAllocations(t *testing.T) {
+	url := testenv.Postgres(t)
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	p := testenv.Partition(t)
+	db, err := engine.Limits{Timeout: 5 * time.Second}.Open(context.Background(), url, []string{p}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, _ := db.Store(p)
+	id := mustCreate(t, s, w, widget("A1", "")).Get(w, "WidgetIdentifier").(string)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	key := []any{id}
+	get := func() {
+		if _, err := s.Get(ctx, w, key, nil, engine.AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get()
+	n := testing.AllocsPerRun(200, get)
+	t.Logf("%v allocations per get", n)
+	if n > maxGetAllocs {
+		t.Errorf("a get allocates %v times, want at most %d", n, maxGetAllocs)
+	}
+}
+
+const maxGetAllocs = 19
