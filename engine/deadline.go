@@ -17,7 +17,7 @@ import (
 // BEGIN and COMMIT — and pgx watches it with context.AfterFunc, without a goroutine per
 // statement. The statements the engine runs on the pool directly (the planned reads and
 // writes, a page and its count) carry their deadline in a statementCtx instead, which the
-// tracer enforces without a context.WithTimeout or pgx's watcher (13 fewer allocations per
+// tracer enforces without a context.WithTimeout or pgx's watcher (12 fewer allocations per
 // get).
 //
 // SQLite runs in the process on a local file: a statement can only wait for another

@@ -48,8 +48,12 @@ func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) 
 func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fields []*Field, org string) (rowSet, error) {
 	// A key lookup is one index probe: it runs to its end (within the store's timeout on
 	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
-	// query to watch the request for cancellation.
-	return s.query(context.WithoutCancel(ctx), keyPlan(op, r, fields, org), keyValues(key, org))
+	// query to watch the request for cancellation. On the pgx pool the statement's context
+	// already drops the cancellation (see statementCtx).
+	if s.pool == nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return s.query(ctx, keyPlan(op, r, fields, org), keyValues(key, org))
 }
 
 // getForUpdate reads the stored members of the record with key within org for a

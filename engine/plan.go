@@ -137,7 +137,7 @@ func (s *Store) sendPage(ctx context.Context, r *Resource, q Query) (pageBatch, 
 	if !ok {
 		return nil, nil, nil
 	}
-	ctx, cancel := s.statement(s.detach(ctx))
+	ctx, cancel := s.statement(ctx)
 	return s.pool.SendPage(ctx, cancel, pageSQL, pageArgs, countSQL, countArgs)
 }
 
@@ -204,14 +204,17 @@ func (q pgxQuerier) exec(ctx context.Context, sql string, args []any) (int64, er
 type sqlQuerier struct{ s *Store }
 
 func (q sqlQuerier) query(ctx context.Context, sql string, args []any) (rowSet, error) {
+	ctx = q.s.detach(ctx)
 	return q.s.db.Statement.ConnPool.QueryContext(ctx, sql, args...)
 }
 
 func (q sqlQuerier) count(ctx context.Context, sql string, args []any, n *int64) error {
+	ctx = q.s.detach(ctx)
 	return q.s.db.Statement.ConnPool.QueryRowContext(ctx, sql, args...).Scan(n)
 }
 
 func (q sqlQuerier) exec(ctx context.Context, sql string, args []any) (int64, error) {
+	ctx = q.s.detach(ctx)
 	res, err := q.s.db.Statement.ConnPool.ExecContext(ctx, sql, args...)
 	if err != nil {
 		return 0, err
@@ -219,25 +222,25 @@ func (q sqlQuerier) exec(ctx context.Context, sql string, args []any) (int64, er
 	return res.RowsAffected()
 }
 
-// query runs a read of k with vals: through its plan when k has one, else built anew.
+// query runs a read of k with vals: through its plan when k has one, else built anew. Either
+// way its statement is detached from ctx's cancellation (see detach; the querier detaches a
+// planned one).
 func (s *Store) query(ctx context.Context, k planKey, vals []any) (rowSet, error) {
-	ctx = s.detach(ctx)
 	if p := s.planned(k); p != nil {
 		return s.querier().query(ctx, p.sql, p.args(vals))
 	}
-	tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+	tx, _ := s.build(s.db.WithContext(s.detach(ctx)), k, vals)
 	return tx.Rows()
 }
 
 // countRows runs a count of k with vals like query.
 func (s *Store) countRows(ctx context.Context, k planKey, vals []any) (int64, error) {
 	var n int64
-	ctx = s.detach(ctx)
 	if p := s.planned(k); p != nil {
 		err := s.querier().count(ctx, p.sql, p.args(vals), &n)
 		return n, err
 	}
-	tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+	tx, _ := s.build(s.db.WithContext(s.detach(ctx)), k, vals)
 	err := tx.Count(&n).Error
 	return n, err
 }
@@ -246,7 +249,6 @@ func (s *Store) countRows(ctx context.Context, k planKey, vals []any) (int64, er
 // taken is a conflict naming the key, whatever unique constraint it also breaks (see
 // onKeyConflict).
 func (s *Store) insertRow(ctx context.Context, r *Resource, rec Record) error {
-	ctx = s.detach(ctx)
 	k := insertPlan(r)
 	vals := make([]any, len(r.Fields))
 	for i, f := range r.Fields {
@@ -259,7 +261,7 @@ func (s *Store) insertRow(ctx context.Context, r *Resource, rec Record) error {
 			return err
 		}
 	} else {
-		tx, _ := s.build(s.db.WithContext(ctx), k, vals)
+		tx, _ := s.build(s.db.WithContext(s.detach(ctx)), k, vals)
 		if tx = tx.Create(insertColumns(r, vals)); tx.Error != nil {
 			return tx.Error
 		}
