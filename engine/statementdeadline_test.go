@@ -52,6 +52,9 @@ func TestStatementDeadlineLeavesTheConnection(t *testing.T) {
 // deadline included: a context.WithTimeout per statement and the context watcher pgx
 // registered on it were 12 more (see statementCtx).
 func TestGetAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
 	url := testenv.Postgres(t)
 	reg := fixtureRegistry(t)
 	w := reg.MustByName("Widget")
