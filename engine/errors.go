@@ -26,6 +26,10 @@ var (
 	// ErrUnavailable: the database cannot serve the request now — it cannot be reached, did
 	// not answer within the store's timeout, or refuses connections; a retry may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrAborted: PostgreSQL aborted the transaction to let a concurrent one proceed (a
+	// deadlock, or a serialization failure); it was rolled back, nothing of it was written,
+	// and the same request, retried as it is, may succeed. Not an outage of the database.
+	ErrAborted = errors.New("aborted by a concurrent transaction")
 )
 
 // ValidationError lists problems per member name; it is an ErrInvalid (or ErrConflict when
@@ -120,7 +124,7 @@ func Translate(err error) error { return translate(nil, err) }
 // drivers' error shapes. r names the resource for unique-constraint messages (nil: none).
 func translate(r *Resource, err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
-		errors.Is(err, ErrUnavailable) {
+		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) {
 		return err
 	}
 	var pg backend.Error
@@ -141,6 +145,9 @@ func translate(r *Resource, err error) error {
 			pg.Code == "57014", // query_canceled: statement_timeout, or a statement's deadline
 			pg.Code == "55P03": // lock_not_available: lock_timeout
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		case pg.Code == "40P01", // deadlock_detected
+			pg.Code == "40001": // serialization_failure
+			return fmt.Errorf("%w: %v", ErrAborted, err)
 		}
 		return err
 	}

@@ -44,7 +44,8 @@ func New(status int, format string, args ...any) *Problem {
 const MaxMembers = 50
 
 // RetryAfter is the Retry-After of a 503: the database is unavailable (unreachable, not
-// answering within the timeout, or refusing connections), which is usually brief.
+// answering within the timeout, or refusing connections), which is usually brief, or aborted
+// the request's transaction in a deadlock.
 const RetryAfter = "2"
 
 // From maps an error to its problem document: the one status table of the service. A driver
@@ -91,6 +92,10 @@ func from(err error) *Problem {
 		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.Is(err, engine.ErrUnavailable):
 		out := New(http.StatusServiceUnavailable, "The database is unavailable; retry later.")
+		out.Header = http.Header{"Retry-After": {RetryAfter}}
+		return out
+	case errors.Is(err, engine.ErrAborted):
+		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock); nothing was written; retry the request as it is.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
 		return out
 	case errors.Is(err, auth.ErrUnauthenticated):
