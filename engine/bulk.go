@@ -249,7 +249,8 @@ type bulkLoad struct {
 	// empty is true when r's table held no row when the load began: no tuple of the load can
 	// be stored before it, and checkSet asks the partition nothing.
 	empty bool
-	// written counts the rows written; analyzeAt is the count at which analyze runs next.
+	// written counts the rows written; analyzeAt is the count from which analyze runs next
+	// (before the next chunk's checks).
 	written, analyzeAt int
 	// selfRef is true when a member of r refers to r itself.
 	selfRef bool
@@ -379,6 +380,9 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 		}
 		l.ok = append(l.ok, err == nil)
 	}
+	if err := l.analyze(ctx); err != nil {
+		return err
+	}
 	if err := l.checkChunk(ctx); err != nil {
 		return err
 	}
@@ -410,20 +414,24 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	if err := l.w.write(ctx, recs); err != nil {
 		return err
 	}
-	return l.analyze(ctx, len(recs))
+	l.written += len(recs)
+	return nil
 }
 
 // analyze keeps PostgreSQL's statistics of r's table up with the rows the load writes, while
 // its checks look rows up in it (a table not empty as the load began, or a reference to r
-// itself): an ANALYZE in the load's transaction, after its first chunk and then each time its
-// rows written double. The planner's estimate of a table follows its size on disk at the
-// density of its last ANALYZE; a small table's (one record, or a few among the dead rows of a
-// load rolled back) made it scan the rows of an organization for each batch of pairs, rows that
-// every chunk grows: 100,000 widgets loaded into a table of one analyzed record took 130 s,
-// against 4 s into an empty one. A rolled back load rolls its statistics back too.
-func (l *bulkLoad) analyze(ctx context.Context, rows int) error {
-	l.written += rows
-	if l.w.pg == nil || l.written < l.analyzeAt || l.empty && !l.selfRef {
+// itself): an ANALYZE in the load's transaction before the checks of its second chunk, and then
+// of each chunk by which its rows written have doubled. The planner's estimate of a table
+// follows its size on disk at the density of its last ANALYZE; a small table's (one record, or
+// a few among the dead rows of a load rolled back) made it scan the rows of an organization for
+// each batch of pairs, rows that every chunk grows: 100,000 widgets loaded into a table of one
+// analyzed record took 130 s, against 4 s into an empty one. A rolled back load rolls its
+// statistics back too. Nothing follows the last chunk to plan, so no ANALYZE does either: a load
+// of one chunk (every ordinary import) analyzes nothing. (It did, after each chunk: ANALYZE
+// conflicts with itself, so concurrent imports into one table waited for each other's commit;
+// the table's statistics are autovacuum's again after the load.)
+func (l *bulkLoad) analyze(ctx context.Context) error {
+	if l.w == nil || l.w.pg == nil || l.written == 0 || l.written < l.analyzeAt || l.empty && !l.selfRef {
 		return nil
 	}
 	l.analyzeAt = 2 * l.written
