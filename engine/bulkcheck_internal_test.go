@@ -56,8 +56,9 @@ func seqScanOff(tx *Store) error {
 // planners scanned instead (PostgreSQL the rows of the organization, SQLite the table), for
 // each batch of 250 pairs: 100,000 widgets loaded into a table of one analyzed record took 130 s
 // on PostgreSQL and 374 s on SQLite, against 4 s and 1.4 s into an empty one. SQLite's lookup
-// names the index; on PostgreSQL the load analyzes the table as it grows, and the statistics of
-// a load that committed count its rows.
+// names the index; on PostgreSQL the load analyzes the table as it grows (before its later
+// chunks' checks), and the statistics of a load that committed count the rows before its last
+// chunk.
 func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 	reg, err := Load(resources.FS, os.DirFS("../testdata/descriptors/fixture"))
 	if err != nil {
