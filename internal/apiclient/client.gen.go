@@ -35137,11 +35137,18 @@ func (r V1ListEventsResponse) ContentType() string {
 // V1ScrapPaperResponse200Headers the declared response headers of an HTTP 200 response for V1ScrapPaper
 type V1ScrapPaperResponse200Headers struct {
 	ContentDisposition string
+	Vary               string
 	XRequestId         string
 }
 
 // V1ScrapPaperResponse400Headers the declared response headers of an HTTP 400 response for V1ScrapPaper
 type V1ScrapPaperResponse400Headers struct {
+	XRequestId string
+}
+
+// V1ScrapPaperResponse406Headers the declared response headers of an HTTP 406 response for V1ScrapPaper
+type V1ScrapPaperResponse406Headers struct {
+	Vary       string
 	XRequestId string
 }
 
@@ -35161,6 +35168,8 @@ type V1ScrapPaperResponse struct {
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *NotAcceptable
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -35169,6 +35178,8 @@ type V1ScrapPaperResponse struct {
 	Headers200 *V1ScrapPaperResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *V1ScrapPaperResponse400Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *V1ScrapPaperResponse406Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *V1ScrapPaperResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -35178,6 +35189,11 @@ type V1ScrapPaperResponse struct {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r V1ScrapPaperResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r V1ScrapPaperResponse) GetApplicationproblemJSON406() *NotAcceptable {
+	return r.ApplicationproblemJSON406
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -59127,6 +59143,13 @@ func ParseV1ScrapPaperResponse(rsp *http.Response) (*V1ScrapPaperResponse, error
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59153,6 +59176,13 @@ func ParseV1ScrapPaperResponse(rsp *http.Response) (*V1ScrapPaperResponse, error
 			}
 			headers.ContentDisposition = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -59171,6 +59201,23 @@ func ParseV1ScrapPaperResponse(rsp *http.Response) (*V1ScrapPaperResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 406:
+		var headers V1ScrapPaperResponse406Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 500:
 		var headers V1ScrapPaperResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
