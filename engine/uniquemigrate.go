@@ -35,17 +35,23 @@ func (e *DuplicatesError) Error() string {
 }
 
 // refuseDuplicates returns a *DuplicatesError when records of r break u as its index would
-// see them (its expressions, empty strings left out). It reads the whole table, and runs only
-// when a migration is about to create the index: CREATE UNIQUE INDEX would fail on the first
-// pair it meets with a message naming one value, in the database's words.
+// see them (its expressions, empty strings and missing values left out). It reads the whole
+// table, and runs only when a migration is about to create the index: CREATE UNIQUE INDEX
+// would fail on the first pair it meets with a message naming one value, in the database's
+// words.
 func (s *Store) refuseDuplicates(ctx context.Context, r *Resource, u Unique) error {
 	db := s.db.WithContext(ctx)
 	exprs := make([]string, len(u.Fields))
 	var where []string
 	for i, f := range u.Fields {
 		exprs[i] = s.uniqueExpr(alias, u, f)
-		if skipsEmpty(f) {
+		switch {
+		case skipsEmpty(f):
 			where = append(where, alias+"."+quote(f.Column)+" <> ''")
+		case !f.Key:
+			// A missing value (NULL) equals none in a unique index, on both stores: records
+			// that omit it never break the constraint, and GROUP BY would count them as one.
+			where = append(where, alias+"."+quote(f.Column)+" IS NOT NULL")
 		}
 	}
 	cond := ""

@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"credo/engine"
+	"credo/internal/testenv"
+	"credo/resources"
+)
+
+// TestMigrationAllowsMissingValuesInANewUniqueConstraint: a unique index holds any number of
+// rows whose value is missing (NULL): neither store compares NULLs. A release that adds a
+// member that is not a string and makes it unique adds its column, NULL in every stored
+// record, then creates the index: the check for values that the index refuses does not take
+// those NULLs for one value held twice (it refused the start-up).
+func TestMigrationAllowsMissingValuesInANewUniqueConstraint(t *testing.T) {
+	reg := fixtureRegistry(t)
+	unique := uniqueBadgeRegistry(t)
+	ctx := context.Background()
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			p := testenv.Partition(t)
+			db, err := engine.Open(ctx, b.URL, []string{p}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := db.Store(p)
+			users := reg.MustByName("User")
+			mustCreate(t, s, users, `{"Email":"ann@example.com"}`)
+			mustCreate(t, s, users, `{"Email":"bob@example.com"}`)
+			db.Close()
+
+			db, err = engine.Open(ctx, b.URL, []string{p}, unique)
+			if err != nil {
+				t.Fatalf("start-up adding a unique Badge to two users: %v", err)
+			}
+			defer db.Close()
+			if after := schemaOf(t, b, p); !slices.Contains(after, "index ux_users_badge") {
+				t.Errorf("after the migration the partition lacks ux_users_badge: %v", after)
+			}
+		})
+	}
+}
+
+// uniqueBadgeRegistry is the built-in descriptors with a new users' member, Badge (an int),
+// unique.
+func uniqueBadgeRegistry(t *testing.T) *engine.Registry {
+	t.Helper()
+	files := fstest.MapFS{}
+	err := fs.WalkDir(resources.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return err
+		}
+		data, err := fs.ReadFile(resources.FS, path)
+		if path == "security/users.yaml" {
+			const u, f = "  - {fields: [Email], fold: ascii}\n", "  - {name: TimeZone, type: string}\n"
+			text := strings.Replace(string(data), u, u+"  - [Badge]\n", 1)
+			text = strings.Replace(text, f, f+"  - {name: Badge, type: int}\n", 1)
+			if strings.Count(text, "Badge") != 2 {
+				t.Fatalf("users.yaml no longer reads as this test expects:\n%s", data)
+			}
+			data = []byte(text)
+		}
+		files[path] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
