@@ -10,7 +10,8 @@ import (
 )
 
 // muxVarsKey is the context key under which mux.Vars looks for a request's route variables
-// (nil if it could not be learned). gorilla/mux keeps the key unexported; it is learned once
+// (nil if it could not be learned and confirmed: withVars then copies the request as
+// mux.SetURLVars does). gorilla/mux keeps the key unexported; it is learned once
 // by asking mux.Vars of a context that notes the key it is asked for, so that the v2 router
 // can add the variables to the request's reqctx.Context, where every mux.Vars reader finds
 // them, instead of copying the request as mux.SetURLVars does.
@@ -30,6 +31,16 @@ func (p *keyProbe) Value(key any) any {
 func varsKeyOfMux() any {
 	p := &keyProbe{Context: context.Background()}
 	mux.Vars((&http.Request{}).WithContext(p))
+	if p.key == nil {
+		return nil
+	}
+	// Confirm that mux.Vars answers what is stored under the key learned: a gorilla/mux that
+	// asked another key last would otherwise lose every v2 route's variables.
+	want := map[string]string{"probe": "1"}
+	got := mux.Vars((&http.Request{}).WithContext(context.WithValue(context.Background(), p.key, want)))
+	if got["probe"] != "1" {
+		return nil
+	}
 	return p.key
 }
 

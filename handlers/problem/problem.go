@@ -45,7 +45,7 @@ const MaxMembers = 50
 
 // RetryAfter is the Retry-After of a 503: the database is unavailable (unreachable, not
 // answering within the timeout, or refusing connections), which is usually brief, or aborted
-// the request's transaction in a deadlock.
+// the request's transaction in a deadlock or a serialization failure.
 const RetryAfter = "2"
 
 // From maps an error to its problem document: the one status table of the service. A driver
@@ -95,7 +95,7 @@ func from(err error) *Problem {
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
 		return out
 	case errors.Is(err, engine.ErrAborted):
-		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock); nothing was written; retry the request as it is.")
+		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock or a serialization failure); nothing was written; retry the request as it is.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
 		return out
 	case errors.Is(err, auth.ErrUnauthenticated):

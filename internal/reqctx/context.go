@@ -16,7 +16,9 @@ const Slots = 4
 // every holder of the context. That is what a request's own facts (its route, partition,
 // caller) are for, and why With fills slots only of the request's Context itself, never
 // through a context derived from it. Like any value handed to another goroutine, the Context
-// is filled by the goroutine serving the request before it is shared.
+// is filled by the goroutine serving the request before it is shared: in particular, no slot is
+// filled once a database statement has run on it (a driver's goroutine may still read its
+// values, as pgx's connection wait can after it gave up).
 type Context struct {
 	context.Context // the parent
 	n               int
