@@ -2,16 +2,12 @@ package engine_test
 
 import (
 	"context"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"credo/engine"
 	"credo/internal/testenv"
-	"credo/resources"
 )
 
 // TestMigrationAllowsMissingValuesInANewUniqueConstraint: a unique index holds any number of
@@ -52,30 +48,13 @@ func TestMigrationAllowsMissingValuesInANewUniqueConstraint(t *testing.T) {
 // unique.
 func uniqueBadgeRegistry(t *testing.T) *engine.Registry {
 	t.Helper()
-	files := fstest.MapFS{}
-	err := fs.WalkDir(resources.FS, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
-			return err
+	return editedUsersRegistry(t, func(data string) string {
+		const u, f = "  - {fields: [Email], fold: ascii}\n", "  - {name: TimeZone, type: string}\n"
+		text := strings.Replace(data, u, u+"  - [Badge]\n", 1)
+		text = strings.Replace(text, f, f+"  - {name: Badge, type: int}\n", 1)
+		if strings.Count(text, "Badge") != 2 {
+			return ""
 		}
-		data, err := fs.ReadFile(resources.FS, path)
-		if path == "security/users.yaml" {
-			const u, f = "  - {fields: [Email], fold: ascii}\n", "  - {name: TimeZone, type: string}\n"
-			text := strings.Replace(string(data), u, u+"  - [Badge]\n", 1)
-			text = strings.Replace(text, f, f+"  - {name: Badge, type: int}\n", 1)
-			if strings.Count(text, "Badge") != 2 {
-				t.Fatalf("users.yaml no longer reads as this test expects:\n%s", data)
-			}
-			data = []byte(text)
-		}
-		files[path] = &fstest.MapFile{Data: data}
-		return err
+		return text
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Load(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
 }
