@@ -59,10 +59,9 @@ fields:
 		})
 }
 
-// migrateBesideAWrite migrates partition p, runs check (when given) on a connection of its
-// own, leaves write (a serving process's statement) open in a transaction on it, and requires
-// a second start-up's migration to finish within 5 s beside it.
-func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, write string, check func(*pgx.Conn)) {
+// migratedBeside migrates partition p with reg and returns a connection of its own to the
+// database, as another process serving p has, closed when the test ends.
+func migratedBeside(t *testing.T, url, p string, reg *engine.Registry) *pgx.Conn {
 	t.Helper()
 	ctx := context.Background()
 	db, err := engine.Open(ctx, url, []string{p}, reg)
@@ -74,7 +73,17 @@ func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, writ
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
+
+// migrateBesideAWrite migrates partition p, runs check (when given) on a connection of its
+// own, leaves write (a serving process's statement) open in a transaction on it, and requires
+// a second start-up's migration to finish within 5 s beside it.
+func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, write string, check func(*pgx.Conn)) {
+	t.Helper()
+	ctx := context.Background()
+	conn := migratedBeside(t, url, p, reg)
 	if check != nil {
 		check(conn)
 	}
@@ -89,7 +98,7 @@ func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, writ
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	db, err = engine.Open(octx, url, []string{p}, reg)
+	db, err := engine.Open(octx, url, []string{p}, reg)
 	if err != nil {
 		t.Fatalf("a migration beside an open write transaction: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
 	}
@@ -107,16 +116,7 @@ func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
 	// The release changed no column of users: the migration's first lock is the index's.
-	db, err := engine.Open(ctx, url, []string{p}, exactEmailRegistry(t, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := migratedBeside(t, url, p, exactEmailRegistry(t, false))
 	users := pgx.Identifier{p, "users"}.Sanitize()
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -194,20 +194,11 @@ func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 	reg := fixtureRegistry(t)
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	db, err := engine.Open(ctx, url, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := migratedBeside(t, url, p, reg)
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, engine.MigrationLock(p)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, reg)
+	_, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, reg)
 	if err == nil {
 		t.Fatal("a start-up beside another process's migration that outlasts the timeout succeeded")
 	}
@@ -245,16 +236,7 @@ func TestMigrationBesideALongWriteOnSQLite(t *testing.T) {
 func TestMigrationWaitingForServedTransactions(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	db, err := engine.Open(ctx, url, []string{p}, previousRegistry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := migratedBeside(t, url, p, previousRegistry(t))
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
