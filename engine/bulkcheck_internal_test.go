@@ -70,16 +70,7 @@ func TestLoadLookupsUseTheIndexesWhateverTheStatistics(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int) { bulkChunk = n }(bulkChunk)
 	bulkChunk = 10
-	widgets := func(n int, prefix string) []Draft {
-		var out []Draft
-		for i := range n {
-			d := w.NewDraft()
-			d.Set("OrganizationIdentifier", "0190a6f0-0000-7000-8000-00000000000a")
-			d.Set("WidgetCode", fmt.Sprintf("%s%d", prefix, i))
-			out = append(out, d)
-		}
-		return out
-	}
+	widgets := func(n int, prefix string) []Draft { return widgetDrafts(w, n, prefix) }
 	eachInternalStore(t, reg, "stats", func(t *testing.T, s *Store) {
 		if err := s.InsertAll(ctx, w, widgets(1, "ONE"), AllOrganizations()); err != nil {
 			t.Fatal(err)
@@ -123,16 +114,7 @@ func TestOneChunkLoadDoesNotAnalyze(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int) { bulkChunk = n }(bulkChunk)
 	bulkChunk = 10
-	widgets := func(n int, prefix string) []Draft {
-		var out []Draft
-		for i := range n {
-			d := w.NewDraft()
-			d.Set("OrganizationIdentifier", "0190a6f0-0000-7000-8000-00000000000a")
-			d.Set("WidgetCode", fmt.Sprintf("%s%d", prefix, i))
-			out = append(out, d)
-		}
-		return out
-	}
+	widgets := func(n int, prefix string) []Draft { return widgetDrafts(w, n, prefix) }
 	eachInternalStore(t, reg, "analyze", func(t *testing.T, s *Store) {
 		if err := s.InsertAll(ctx, w, widgets(1, "ONE"), AllOrganizations()); err != nil {
 			t.Fatal(err)
@@ -234,4 +216,17 @@ func explain(t *testing.T, s *Store, q *gorm.DB, prepare func(tx *Store) error) 
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
+}
+
+// widgetDrafts returns n drafts of the fixture's Widget w in one organization, coded prefix0,
+// prefix1, ….
+func widgetDrafts(w *Resource, n int, prefix string) []Draft {
+	out := make([]Draft, 0, n)
+	for i := range n {
+		d := w.NewDraft()
+		d.Set("OrganizationIdentifier", "0190a6f0-0000-7000-8000-00000000000a")
+		d.Set("WidgetCode", fmt.Sprintf("%s%d", prefix, i))
+		out = append(out, d)
+	}
+	return out
 }

@@ -30,16 +30,7 @@ func TestMeasureConcurrentImports(t *testing.T) {
 	}
 	w := reg.MustByName("Widget")
 	ctx := context.Background()
-	widgets := func(n int, prefix string) []Draft {
-		out := make([]Draft, 0, n)
-		for i := range n {
-			d := w.NewDraft()
-			d.Set("OrganizationIdentifier", "0190a6f0-0000-7000-8000-00000000000a")
-			d.Set("WidgetCode", fmt.Sprintf("%s-%d", prefix, i))
-			out = append(out, d)
-		}
-		return out
-	}
+	widgets := func(n int, prefix string) []Draft { return widgetDrafts(w, n, prefix+"-") }
 	p := "measure" + NewID()[24:32]
 	db, err := Open(ctx, pg, []string{p}, reg)
 	if err != nil {
