@@ -25,7 +25,9 @@ func NegotiateFor(w http.ResponseWriter, r *http.Request, offers ...Offer) (stri
 // AddVary adds a request header's name to h's Vary unless Vary already names it (or is "*").
 func AddVary(h http.Header, name string) {
 	for _, v := range h.Values("Vary") {
-		for _, f := range strings.Split(v, ",") {
+		for v != "" {
+			var f string
+			f, v, _ = strings.Cut(v, ",")
 			if f = strings.TrimSpace(f); f == "*" || strings.EqualFold(f, name) {
 				return
 			}

@@ -48,3 +48,32 @@ func TestNegotiate(t *testing.T) {
 		}
 	}
 }
+
+// TestAddVary: a header's name is added to Vary once, whatever the case and the list it
+// stands in, not beside "*", and finding it there allocates nothing (every get negotiates).
+func TestAddVary(t *testing.T) {
+	for _, tc := range []struct {
+		have []string
+		want []string
+	}{
+		{have: nil, want: []string{"Accept"}},
+		{have: []string{"Origin"}, want: []string{"Origin", "Accept"}},
+		{have: []string{"Origin, accept"}, want: []string{"Origin, accept"}},
+		{have: []string{"Origin,Accept-Encoding"}, want: []string{"Origin,Accept-Encoding", "Accept"}},
+		{have: []string{"Origin", " ACCEPT "}, want: []string{"Origin", " ACCEPT "}},
+		{have: []string{"*"}, want: []string{"*"}},
+	} {
+		h := http.Header{}
+		for _, v := range tc.have {
+			h.Add("Vary", v)
+		}
+		request.AddVary(h, "Accept")
+		if got := h.Values("Vary"); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("Vary %q: after AddVary %q, want %q", tc.have, got, tc.want)
+		}
+	}
+	h := http.Header{"Vary": {"Origin, Accept"}}
+	if n := testing.AllocsPerRun(100, func() { request.AddVary(h, "Accept") }); n != 0 {
+		t.Errorf("AddVary of a name Vary holds allocates %v times, want none", n)
+	}
+}
