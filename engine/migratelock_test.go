@@ -77,6 +77,36 @@ func migratedBeside(t *testing.T, url, p string, reg *engine.Registry) *pgx.Conn
 	return conn
 }
 
+// begun begins a transaction on conn and runs stmt in it, as a serving process's transaction
+// that is still open; it is rolled back when the test ends, unless committed before.
+func begun(t *testing.T, conn *pgx.Conn, stmt string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck // committed, or the test's end
+	if _, err := tx.Exec(ctx, stmt); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// opening opens partition p with reg within l in the background, as a process starting, and
+// returns the outcome of its start-up.
+func opening(ctx context.Context, l engine.Limits, url, p string, reg *engine.Registry) <-chan error {
+	opened := make(chan error, 1)
+	go func() {
+		db, err := l.Open(ctx, url, []string{p}, reg)
+		if err == nil {
+			db.Close()
+		}
+		opened <- err
+	}()
+	return opened
+}
+
 // migrateBesideAWrite migrates partition p, runs check (when given) on a connection of its
 // own, leaves write (a serving process's statement) open in a transaction on it, and requires
 // a second start-up's migration to finish within 5 s beside it.
@@ -87,14 +117,7 @@ func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, writ
 	if check != nil {
 		check(conn)
 	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
-	if _, err := tx.Exec(ctx, write); err != nil {
-		t.Fatal(err)
-	}
+	begun(t, conn, write)
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -118,37 +141,12 @@ func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
 	// The release changed no column of users: the migration's first lock is the index's.
 	conn := migratedBeside(t, url, p, exactEmailRegistry(t, false))
 	users := pgx.Identifier{p, "users"}.Sanitize()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	if _, err := tx.Exec(ctx, `SELECT count(*) FROM `+users); err != nil {
-		t.Fatal(err)
-	}
+	tx := begun(t, conn, `SELECT count(*) FROM `+users)
 	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	opened := make(chan error, 1)
-	go func() {
-		db, err := engine.Open(octx, url, []string{p}, fixtureRegistry(t))
-		if err == nil {
-			db.Close()
-		}
-		opened <- err
-	}()
+	opened := opening(octx, engine.Limits{}, url, p, fixtureRegistry(t))
 	// The migration waits for the read's lock.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var waiting bool
-		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = $1::regclass)`, p+".users").Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the migration never waited for the serving transaction's read")
-		}
-	}
+	waitForMigrationLock(t, conn, p, "users")
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 	if _, err := tx.Exec(wctx, `INSERT INTO `+users+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e1', 'Served@Example.com')`); err != nil {
@@ -237,15 +235,8 @@ func TestMigrationWaitingForServedTransactions(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
 	conn := migratedBeside(t, url, p, previousRegistry(t))
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // the test's end
-	if _, err := tx.Exec(ctx, `INSERT INTO `+pgx.Identifier{p, "users"}.Sanitize()+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e3', 'held@example.com')`); err != nil {
-		t.Fatal(err)
-	}
-	_, err = engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, fixtureRegistry(t))
+	begun(t, conn, `INSERT INTO `+pgx.Identifier{p, "users"}.Sanitize()+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e3', 'held@example.com')`)
+	_, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, fixtureRegistry(t))
 	if err == nil {
 		t.Fatal("a migration beside a write transaction that outlasts the timeout succeeded")
 	}
@@ -284,4 +275,23 @@ func writtenByAnother(t *testing.T, reg *engine.Registry) (dir, p string) {
 		conn.Close()
 	})
 	return dir, p
+}
+
+// waitForMigrationLock waits until a transaction waits for a lock on table p.table (the
+// migration), and fails the test after 10 s.
+func waitForMigrationLock(t *testing.T, conn *pgx.Conn, p, table string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var waiting bool
+		if err := conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = $1::regclass)`,
+			p+"."+table).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the migration never waited for %s", table)
+		}
+	}
 }
