@@ -71,11 +71,11 @@ func (s *Store) contentDDL(r *Resource) []ddlStatement {
 	table := s.qualify(r.Content)
 	index := identifier("ix_" + r.Content + "_" + writtenColumn)
 	stmts := []ddlStatement{
-		{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  ")), table: r.Content, content: true},
-		{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(index), table, quote(writtenColumn)), index: index, content: true},
+		{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  ")), table: r.Content},
+		{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(index), table, quote(writtenColumn)), on: r.Content, index: index},
 	}
 	if s.dialect == Postgres {
-		stmts = append(stmts, ddlStatement{sql: lz4DDL(table), content: true})
+		stmts = append(stmts, ddlStatement{sql: lz4DDL(table), on: r.Content, compress: true})
 	}
 	return stmts
 }

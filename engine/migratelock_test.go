@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -277,6 +278,26 @@ func writtenByAnother(t *testing.T, reg *engine.Registry) (dir, p string) {
 	return dir, p
 }
 
+// twoTables is a registry of two resources, alphas and betas (locked in that order), each with
+// a Note member in the release that adds it (noted) and without it before.
+func twoTables(t *testing.T, noted bool) *engine.Registry {
+	t.Helper()
+	note := ""
+	if noted {
+		note = "  - {name: Note, type: string}\n"
+	}
+	files := fstest.MapFS{}
+	for _, name := range []string{"Alpha", "Beta"} {
+		files[strings.ToLower(name)+".yaml"] = &fstest.MapFile{Data: []byte("name: " + name + "\ntable: " + strings.ToLower(name) +
+			"s\nkey: [Code]\nfields:\n  - {name: Code, type: string}\n" + note)}
+	}
+	reg, err := engine.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 // waitForMigrationLock waits until a transaction waits for a lock on table p.table (the
 // migration), and fails the test after 10 s.
 func waitForMigrationLock(t *testing.T, conn *pgx.Conn, p, table string) {
@@ -293,5 +314,116 @@ func waitForMigrationLock(t *testing.T, conn *pgx.Conn, p, table string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the migration never waited for %s", table)
 		}
+	}
+}
+
+// TestMigrationBesideATransactionUsingItsTablesInTheOtherOrder: the first start-up of a release
+// that changes two tables, beside a serving transaction that uses them in the other order (a
+// request or an import of the running release that writes betas, then alphas), neither fails.
+// The migration locked alphas and then waited for betas, which the serving transaction held
+// while it waited for alphas: a deadlock, in which PostgreSQL aborted the migration (SQLSTATE
+// 40P01) and start-up exited 1. Now its wait for betas ends before PostgreSQL looks for a
+// deadlock; it rolls back, which lets the serving transaction through, and tries again.
+func TestMigrationBesideATransactionUsingItsTablesInTheOtherOrder(t *testing.T) {
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	conn := migratedBeside(t, url, p, twoTables(t, false))
+	alphas, betas := pgx.Identifier{p, "alphas"}.Sanitize(), pgx.Identifier{p, "betas"}.Sanitize()
+	tx := begun(t, conn, `INSERT INTO `+betas+` (code) VALUES ('b1')`)
+	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	opened := opening(octx, engine.Limits{}, url, p, twoTables(t, true))
+	// The migration holds alphas and waits for betas.
+	waitForMigrationLock(t, conn, p, "betas")
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if _, err := tx.Exec(wctx, `INSERT INTO `+alphas+` (code) VALUES ('a1')`); err != nil {
+		t.Fatalf("a serving write of alphas after betas, beside the migration: %v", err)
+	}
+	if err := tx.Commit(wctx); err != nil {
+		t.Fatalf("a serving write of alphas after betas, beside the migration: commit: %v", err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("a migration of alphas and betas beside a transaction using betas, then alphas: %v", err)
+	}
+	var notes int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'note'`, p).Scan(&notes); err != nil || notes != 2 {
+		t.Errorf("after the migration %d tables have a note column (%v), want 2", notes, err)
+	}
+}
+
+// TestMigrationBehindALongReadLetsReadersThrough: a migration that needs ACCESS EXCLUSIVE on a
+// table that a long transaction reads (an export, a report) does not stop the other readers of
+// the table while it waits: each of its waits ends within half a second, and it rolls back to
+// let the requests queued behind it through. Past --database-timeout it gives up, naming the
+// table, the lock and the process that held it, and leaves no lock request behind; once the
+// read ends, it succeeds. The migration waited for the table until its statement's deadline
+// (--database-timeout, 10 s by default), and every read of the table queued behind it.
+func TestMigrationBehindALongReadLetsReadersThrough(t *testing.T) {
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	ctx := context.Background()
+	conn := migratedBeside(t, url, p, twoTables(t, false))
+	alphas := pgx.Identifier{p, "alphas"}.Sanitize()
+	long := begun(t, conn, `SELECT count(*) FROM `+alphas)
+	// Another replica's reads, each given up after 3 s.
+	reader, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close(ctx)
+	if _, err := reader.Exec(ctx, `SET lock_timeout = '3s'`); err != nil {
+		t.Fatal(err)
+	}
+	read := func() time.Duration {
+		start := time.Now()
+		if _, err := reader.Exec(ctx, `SELECT count(*) FROM `+alphas); err != nil {
+			t.Fatalf("a read of alphas beside the migration: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
+		}
+		return time.Since(start)
+	}
+
+	start := time.Now()
+	opened := opening(ctx, engine.Limits{Timeout: 4 * time.Second}, url, p, twoTables(t, true))
+	waitForMigrationLock(t, conn, p, "alphas")
+	var slowest time.Duration
+	for err = nil; err == nil; {
+		select {
+		case err = <-opened:
+			if err == nil {
+				t.Fatal("a migration behind a read that outlasts the timeout succeeded")
+			}
+		case <-time.After(50 * time.Millisecond):
+			slowest = max(slowest, read())
+		}
+	}
+	took := time.Since(start)
+	if msg := err.Error(); !strings.Contains(msg, "changes table alphas, and transactions of other processes") ||
+		!strings.Contains(msg, "ACCESS EXCLUSIVE") || !strings.Contains(msg, fmt.Sprintf("pid %d (", conn.PgConn().PID())) ||
+		!strings.Contains(msg, "raise --database-timeout") || strings.Contains(msg, "did not connect or answer") || strings.Contains(msg, "unavailable") {
+		t.Errorf("a migration behind a read that outlasts the timeout: %v", err)
+	}
+	if took < 3*time.Second || took > 7*time.Second {
+		t.Errorf("the migration gave up after %v, want about the timeout (4s)", took)
+	}
+	if slowest > 2*time.Second {
+		t.Errorf("a read of alphas waited %v behind the migration, want at most its wait (500ms) and some", slowest)
+	}
+	if d := read(); d > time.Second {
+		t.Errorf("a read of alphas after the migration gave up waited %v", d)
+	}
+	var waiting int
+	if err := reader.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = $1::regclass`, p+".alphas").Scan(&waiting); err != nil || waiting != 0 {
+		t.Errorf("after the migration gave up, %d lock requests on alphas are left waiting (%v)", waiting, err)
+	}
+
+	// The read ends while a second start-up waits: it migrates on a later attempt.
+	opened = opening(ctx, engine.Limits{Timeout: 5 * time.Second}, url, p, twoTables(t, true))
+	waitForMigrationLock(t, conn, p, "alphas")
+	time.Sleep(time.Second)
+	if err := long.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("a migration behind a read that ends within the timeout: %v", err)
 	}
 }

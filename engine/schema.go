@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"strings"
 )
@@ -184,13 +183,14 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 	return out
 }
 
-// ddlStatement is one statement of a resource's DDL; table names the table it creates and
-// index the index, if any, and unique is the constraint whose index it is (nil for others).
-// content marks the statements of the resource's content table.
+// ddlStatement is one statement of a resource's DDL: table names the table it creates, on the
+// existing table it changes (an index's, or the content table whose chunks compress turns to
+// lz4), index the index it creates, if any, and unique the constraint whose index it is (nil
+// for others).
 type ddlStatement struct {
-	sql, table, index string
-	unique            *Unique
-	content           bool
+	sql, table, on, index string
+	unique                *Unique
+	compress              bool
 }
 
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
@@ -235,7 +235,7 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 		if len(where) > 0 {
 			stmt += " WHERE " + strings.Join(where, " AND ")
 		}
-		stmts = append(stmts, ddlStatement{sql: stmt, index: name, unique: &u})
+		stmts = append(stmts, ddlStatement{sql: stmt, on: r.Table, index: name, unique: &u})
 	}
 	for _, p := range plain {
 		cols := make([]string, len(p))
@@ -243,220 +243,10 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 			cols[i] = quote(f.Column)
 		}
 		name := indexName("ix", r, p)
-		stmts = append(stmts, ddlStatement{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", ")), index: name})
+		stmts = append(stmts, ddlStatement{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", ")), on: r.Table, index: name})
 	}
 	if r.Content != "" {
 		stmts = append(stmts, s.contentDDL(r)...)
 	}
 	return stmts
-}
-
-// Migrate creates the partition's schema, tables and indexes, and adds columns that
-// descriptors gained since the tables were created. It runs in one transaction, all or
-// nothing: a unique index that the records would break is a *DuplicatesError naming them, and
-// leaves the partition as it was. On PostgreSQL the transaction holds an advisory lock, so
-// that processes starting together do not race. On SQLite a partition that lacks nothing is
-// not migrated (see upToDate).
-func (s *Store) Migrate(ctx context.Context) (err error) {
-	defer wrap(&err, "migrate %s", s.Partition)
-	if s.dialect != Postgres {
-		if done, err := s.upToDate(ctx); err != nil || done {
-			return err
-		}
-		return s.transaction(ctx, func(tx *Store) error { return tx.migrate(ctx) })
-	}
-	return s.transaction(ctx, func(tx *Store) error {
-		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?)", migrationLock(s.schema)).Error; err != nil {
-			if timedOut(err) {
-				// Not the database's silence: another process's migration, which may build an
-				// index on a large table, held the lock. %v: start-up does not report it as the
-				// database not answering.
-				return fmt.Errorf("another process (a replica starting beside this one, credo secret, load or seed) was migrating %s and held its lock for more than %v; start again once it is done, or raise --database-timeout: %v", s.Partition, s.timeout, err)
-			}
-			return fmt.Errorf("lock: %w", err)
-		}
-		if err := tx.db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-		return tx.migrate(ctx)
-	})
-}
-
-// migrationLock is the key of the PostgreSQL advisory lock that a partition's migration holds.
-func migrationLock(schema string) int64 { return int64(fnv32("credo-migrate:" + schema)) }
-
-// migrate runs the DDL that the partition lacks. An index that exists is not created "IF NOT
-// EXISTS" again: that statement takes a SHARE lock on its table even so, held to the end of the
-// migration's transaction, so that a process starting beside others that serve the partition
-// (a rolling restart, another replica, credo secret) waited for their write transactions,
-// stopped their writes meanwhile, and could deadlock with them. Before it creates a unique
-// index it looks for the records that would break it (refuseDuplicates); once the index
-// exists it drops the one the constraint had under the other comparison (Unique.replaces),
-// when a descriptor started or stopped folding case.
-func (s *Store) migrate(ctx context.Context) error {
-	db := s.db.WithContext(ctx)
-	links := linkIndexes(s.reg)
-	indexes, err := s.indexes(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range s.reg.Resources() {
-		stmts := s.DDL(r, links[r])
-		if err := db.Exec(stmts[0].sql).Error; err != nil {
-			return fmt.Errorf("table %s: %w", r.Table, err)
-		}
-		have, err := s.columns(ctx, r)
-		if err != nil {
-			return err
-		}
-		if err := s.lockFor(ctx, r, stmts, have, indexes); err != nil {
-			return err
-		}
-		for _, f := range r.Fields {
-			if have[f.Column] {
-				continue
-			}
-			alter := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", s.Table(r), quote(f.Column), s.columnType(f))
-			if err := db.Exec(alter).Error; err != nil {
-				return fmt.Errorf("add %s.%s: %w", r.Table, f.Column, err)
-			}
-		}
-		for _, stmt := range stmts[1:] {
-			if stmt.index == "" || !indexes[stmt.index] {
-				if stmt.unique != nil {
-					if err := s.refuseDuplicates(ctx, r, *stmt.unique); err != nil {
-						return err
-					}
-				}
-				if err := db.Exec(stmt.sql).Error; err != nil {
-					return fmt.Errorf("%s: %w", stmt.sql, err)
-				}
-			}
-			if stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
-				if err := s.dropIndex(ctx, stmt.unique.replaces(r)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// lockFor takes, on PostgreSQL, the strongest lock that the migration of r's table will need,
-// before any statement of it takes a weaker one: ACCESS EXCLUSIVE when it adds a column or
-// drops the index a unique constraint had under its other comparison, SHARE when it only
-// creates indexes, nothing when it has nothing to do. A migration that took SHARE by CREATE
-// INDEX and then asked for ACCESS EXCLUSIVE by DROP INDEX deadlocked with a serving process
-// that had read the table in a transaction and then wrote it (a people import beside the
-// first start-up of a release: SQLSTATE 40P01, the start-up or the request failed). Taken
-// first, the lock waits for the transactions using the table, which do not wait for the
-// migration, and the check for values that a unique index refuses (refuseDuplicates) sees
-// the rows the index is built on: no write lands between them. SQLite's migration holds the
-// whole file from BEGIN IMMEDIATE.
-func (s *Store) lockFor(ctx context.Context, r *Resource, stmts []ddlStatement, have, indexes map[string]bool) error {
-	if s.dialect != Postgres {
-		return nil
-	}
-	mode := ""
-	for _, f := range r.Fields {
-		if !have[f.Column] {
-			mode = "ACCESS EXCLUSIVE"
-		}
-	}
-	for _, stmt := range stmts[1:] {
-		if stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
-			mode = "ACCESS EXCLUSIVE"
-		}
-		if mode == "" && !stmt.content && stmt.index != "" && !indexes[stmt.index] {
-			mode = "SHARE"
-		}
-	}
-	if mode == "" {
-		return nil
-	}
-	if err := s.db.WithContext(ctx).Exec("LOCK TABLE " + s.Table(r) + " IN " + mode + " MODE").Error; err != nil {
-		if timedOut(err) {
-			// The database answered: other transactions held the table. %v: start-up does not
-			// report it as the database not answering.
-			return fmt.Errorf("the migration changes table %s, and transactions of other processes (a replica's requests, a credo load) used it for more than %v; start again once they are done, or raise --database-timeout: %v", r.Table, s.timeout, err)
-		}
-		return fmt.Errorf("lock %s: %w", r.Table, err)
-	}
-	return nil
-}
-
-// upToDate reports whether the SQLite partition has every table, column and index that
-// migrate would create, and none that it would drop, reading the schema on the read pool. The
-// migration's transaction takes the file's write lock at BEGIN (BEGIN IMMEDIATE), and so
-// waited for any other process's write transaction — a `credo load` holds one to its end —
-// and failed start-up with "database is locked" past the busy timeout, where a start-up that
-// had nothing to migrate used to serve at once: a restart of credo serve, or credo secret,
-// during a long load.
-func (s *Store) upToDate(ctx context.Context) (bool, error) {
-	var names []string
-	if err := s.db.WithContext(ctx).Raw("SELECT name FROM sqlite_master WHERE type = 'table'").Scan(&names).Error; err != nil {
-		return false, fmt.Errorf("tables: %w", err)
-	}
-	tables := make(map[string]bool, len(names))
-	for _, n := range names {
-		tables[n] = true
-	}
-	indexes, err := s.indexes(ctx)
-	if err != nil {
-		return false, err
-	}
-	links := linkIndexes(s.reg)
-	for _, r := range s.reg.Resources() {
-		for _, stmt := range s.DDL(r, links[r]) {
-			if stmt.table != "" && !tables[stmt.table] || stmt.index != "" && !indexes[stmt.index] ||
-				stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
-				return false, nil
-			}
-		}
-		have, err := s.columns(ctx, r)
-		if err != nil {
-			return false, err
-		}
-		for _, f := range r.Fields {
-			if !have[f.Column] {
-				return false, nil
-			}
-		}
-	}
-	return true, nil
-}
-
-// indexes returns the names of the partition's indexes.
-func (s *Store) indexes(ctx context.Context) (map[string]bool, error) {
-	q, args := "SELECT name FROM sqlite_master WHERE type = 'index'", []any(nil)
-	if s.dialect == Postgres {
-		q, args = "SELECT indexname FROM pg_indexes WHERE schemaname = ?", []any{s.schema}
-	}
-	var names []string
-	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&names).Error; err != nil {
-		return nil, fmt.Errorf("indexes: %w", err)
-	}
-	have := make(map[string]bool, len(names))
-	for _, n := range names {
-		have[n] = true
-	}
-	return have, nil
-}
-
-// columns lists a table's column names as the database reports them.
-func (s *Store) columns(ctx context.Context, r *Resource) (map[string]bool, error) {
-	rows, err := s.db.WithContext(ctx).Raw("SELECT * FROM " + s.Table(r) + " WHERE 1 = 0").Rows()
-	if err != nil {
-		return nil, fmt.Errorf("columns of %s: %w", r.Table, err)
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("columns of %s: %w", r.Table, err)
-	}
-	have := map[string]bool{}
-	for _, n := range names {
-		have[n] = true
-	}
-	return have, nil
 }
