@@ -57,7 +57,9 @@ type CSVHeader struct {
 
 // CSVHeader checks a CSV header: a name that is no member of r, or a member named twice, is a
 // problem of the header, each reported once with the message a JSON body gets, so that a wrong
-// column is one problem rather than one per row.
+// column is one problem rather than one per row. So is a name that breaks the text rules of
+// every name in a body (U+0000, invalid UTF-8: CheckText), named quoted as a body's is (and
+// cut, see plainName).
 func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 	h := &CSVHeader{r: r, fields: make([]*Field, len(names))}
 	verr := &ValidationError{}
@@ -65,7 +67,11 @@ func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 	for i, name := range names {
 		times[name]++
 		f, ok := r.byName[name]
-		switch {
+		switch problem := CheckText(name); {
+		case problem != "" && times[name] == 1:
+			shown := plainName(name)
+			verr.Add(shown, "the member name "+shown+" "+problem)
+		case problem != "":
 		case !ok && times[name] == 1:
 			verr.Add(name, notMember(name, r))
 		case ok && times[name] == 2:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"credo/engine"
@@ -119,6 +120,37 @@ func TestCSVHeader(t *testing.T) {
 	}
 	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Fields, want) {
 		t.Errorf("a header with an unknown and a repeated name: %#v, want %v", err, want)
+	}
+}
+
+// TestCSVHeaderNamesAsABodyDoes: a CSV header name with U+0000 or invalid UTF-8 is refused
+// with the message a JSON body's member name gets (it was "is not a member", the bytes
+// unquoted); a name that would not read as itself in a message — empty, blank at an end, with
+// a control or format character — is quoted, in a body's problem as in a header's, and a long
+// one is cut.
+func TestCSVHeaderNamesAsABodyDoes(t *testing.T) {
+	w := fixtureRegistry(t).MustByName("Widget")
+	for _, c := range []struct{ name, body, want string }{
+		{"Wid\x00get", `"Wid\u0000get"`, `the member name "Wid\x00get" contains U+0000 (NUL), which cannot be stored`},
+		{"Wid\xffget", "\"Wid\xffget\"", `the member name "Wid\xffget" is not valid UTF-8 text`},
+		{"", `""`, `"" is not a member of Widget`},
+		{" WidgetCode", `" WidgetCode"`, `" WidgetCode" is not a member of Widget`},
+		{"\x1b[2J", `"\u001b[2J"`, `"\x1b[2J" is not a member of Widget`},
+		{"a\u202eb", "\"a\u202eb\"", `"a\u202eb" is not a member of Widget`},
+		{"Émile", `"Émile"`, `Émile is not a member of Widget`},
+		{strings.Repeat("n", 100), `"` + strings.Repeat("n", 100) + `"`, `"` + strings.Repeat("n", 64) + `"… (100 bytes) is not a member of Widget`},
+	} {
+		_, err := w.CSVHeader([]string{"WidgetCode", c.name})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("header name %q: %v, want %q", c.name, err, c.want)
+		}
+		d, jerr := w.DecodeDraft([]byte(`{"WidgetCode":"A","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a",` + c.body + `:1}`))
+		if jerr == nil {
+			jerr = d.Problems()
+		}
+		if jerr == nil || jerr.Error() != c.want {
+			t.Errorf("body member %s: %v, want %q", c.body, jerr, c.want)
+		}
 	}
 }
 
