@@ -61,7 +61,7 @@ func FuzzCSVReader(f *testing.F) {
 }
 
 func readCSV(data []byte) ([][]string, error) {
-	cr := engine.NewCSVReader(bytes.NewReader(data))
+	cr := engine.NewCSVReader(bytes.NewReader(data), 1<<20)
 	var rows [][]string
 	for {
 		row, err := cr.Read()

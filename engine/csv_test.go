@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestCSVReaderKeepsValues(t *testing.T) {
 	}
 	readAll := func(t *testing.T, data []byte) [][]string {
 		t.Helper()
-		cr := engine.NewCSVReader(bytes.NewReader(data))
+		cr := engine.NewCSVReader(bytes.NewReader(data), 1<<20)
 		var got [][]string
 		for {
 			row, err := cr.Read()
@@ -186,22 +187,108 @@ func TestCSVReaderKeepsValues(t *testing.T) {
 	}
 }
 
-// TestCSVReaderRefusesMalformed checks each malformation is an ErrCSV naming its line.
+// TestCSVReaderRefusesMalformed checks each malformation is an ErrCSV naming its line and
+// cell, and ends the input.
 func TestCSVReaderRefusesMalformed(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"a,b\r\nc,\"d\r\n", "line 2: a quoted value is not closed"},
-		{"a,b\r\nc,d\"e\r\n", "line 2: a quote inside an unquoted value"},
-		{"a,b\r\n\"c\"x,d\r\n", "line 2: 'x' after a closing quote"},
-		{"a,b\n\"multi\nline\",d\ne\n", "line 4: 1 cells, the first row has 2"},
-		{"a,b\r\nc,d,e\r\n", "line 2: 3 cells, the first row has 2"},
+		{"a,b\r\nc,\"d\r\n", "line 2, cell 2: a quoted value is not closed"},
+		{"a,b\r\nc,d\"e\r\n", "line 2, cell 2: a quote inside an unquoted value"},
+		{"a,b\r\n\"c\"x,d\r\n", "line 2, cell 1: 'x' after a closing quote"},
 	} {
-		cr := engine.NewCSVReader(strings.NewReader(c.in))
+		cr := engine.NewCSVReader(strings.NewReader(c.in), 1<<20)
 		var err error
 		for err == nil {
 			_, err = cr.Read()
 		}
-		if !errors.Is(err, engine.ErrCSV) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: %v, want ErrCSV with %q", c.in, err, c.want)
+		var cerr *engine.CSVError
+		if !errors.Is(err, engine.ErrCSV) || !strings.Contains(err.Error(), c.want) || !errors.As(err, &cerr) || cerr.Skipped {
+			t.Errorf("%q: %v, want an ErrCSV with %q that ends the input", c.in, err, c.want)
 		}
 	}
+}
+
+// TestCSVReaderSkipsRows: a row of another number of cells than the first, or longer than
+// the reader's limit (its line end included), is read to its end, refused naming its first
+// line, and skipped: the rows after it read as they are.
+func TestCSVReaderSkipsRows(t *testing.T) {
+	in := "a,b\n" + // the first row: 2 cells
+		"1,2,3\n" + // 3 cells
+		"\"m\nl\"\n" + // 1 cell, on lines 3 and 4
+		"0123456789,x\n" + // 13 bytes: over the limit
+		"\"0123\n\"\"6789\",\n" + // quoted, over the limit, with a line break: lines 6 and 7
+		"1234567,8\r\n" + // 11 bytes with its CRLF: at the limit
+		",\n"
+	cr := engine.NewCSVReader(strings.NewReader(in), 11)
+	var got []string
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		var cerr *engine.CSVError
+		switch {
+		case errors.As(err, &cerr) && cerr.Skipped && cerr.Cell == -1 && row == nil:
+			got = append(got, err.Error())
+		case err != nil:
+			t.Fatalf("after %q: %v", got, err)
+		default:
+			got = append(got, strings.Join(row, "|"))
+		}
+	}
+	want := []string{
+		"a|b",
+		"malformed CSV: line 2: 3 cells where the header (the first row) has 2",
+		"malformed CSV: line 3: 1 cells where the header (the first row) has 2",
+		"malformed CSV: line 5: the row is 13 bytes long; a row is at most 11 bytes",
+		"malformed CSV: line 6: the row is 15 bytes long; a row is at most 11 bytes",
+		"1234567|8",
+		"|",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCSVReaderBoundsMemory: a row of 64 MiB, unquoted or in a quoted value never closed, is
+// read past holding none of it beyond the limit.
+func TestCSVReaderBoundsMemory(t *testing.T) {
+	const limit, line = 1 << 20, 64 << 20
+	for _, head := range []string{"a,b\nx,", "a,b\nx,\""} {
+		in := io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, line), strings.NewReader("\ny,z\n"))
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cr := engine.NewCSVReader(in, limit)
+		var errs []error
+		for {
+			_, err := cr.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				errs = append(errs, err)
+				var cerr *engine.CSVError
+				if !errors.As(err, &cerr) || !cerr.Skipped {
+					break
+				}
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if len(errs) != 1 {
+			t.Errorf("%q and %d bytes: %v, want one error", head, line, errs)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 8*limit {
+			t.Errorf("%q and %d bytes: %d bytes allocated, want at most %d", head, line, got, 8*limit)
+		}
+	}
+}
+
+// zeros reads '0' bytes, endlessly.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
 }

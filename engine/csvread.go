@@ -15,19 +15,49 @@ import (
 // but a comma or the row's end after a closing quote, and a quoted value never closed are
 // errors naming the line. Every row must have as many cells as the first.
 //
+// A row is at most the reader's limit of bytes, its line end included: memory holds one row
+// of at most that many bytes, whatever the input. A longer row, and a row of another number
+// of cells than the first, is read to its end without being kept and refused (a *CSVError
+// with Skipped set): the next Read reads on with the row after it.
+//
 // It is the one CSV decoder of credo (credo load); CSVWriter is the one encoder.
 type CSVReader struct {
 	r     *bufio.Reader
 	line  int // the line the next row starts on, 1-based
 	cells int // the first row's number of cells; 0 before it
 	cell  strings.Builder
+	limit int // a row's most bytes
+	n     int // the bytes of the row being read
 }
 
-// NewCSVReader returns a reader of the CSV in r.
-func NewCSVReader(r io.Reader) *CSVReader { return &CSVReader{r: bufio.NewReader(r), line: 1} }
+// NewCSVReader returns a reader of the CSV in r whose rows are at most limit bytes each.
+func NewCSVReader(r io.Reader, limit int) *CSVReader {
+	return &CSVReader{r: bufio.NewReader(r), line: 1, limit: limit}
+}
 
-// ErrCSV is the error of malformed CSV; the message names the line.
+// ErrCSV is the error of CSV the reader does not take (a *CSVError names the line).
 var ErrCSV = errors.New("malformed CSV")
+
+// CSVError is a problem of the CSV text: the line it is on, the cell when it is one cell's.
+// A malformed row ends the input, since what follows cannot be told apart into rows; a row
+// that is too long or of another number of cells than the first was read to its end and is
+// skipped (Skipped): Read reads on.
+type CSVError struct {
+	Line    int // 1-based
+	Cell    int // the 0-based cell of the row, -1 for a problem of the whole row
+	Msg     string
+	Skipped bool
+}
+
+func (e *CSVError) Error() string {
+	if e.Cell < 0 {
+		return fmt.Sprintf("%v: line %d: %s", ErrCSV, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%v: line %d, cell %d: %s", ErrCSV, e.Line, e.Cell+1, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrCSV) true.
+func (e *CSVError) Unwrap() error { return ErrCSV }
 
 // Read returns the next row's cells, or io.EOF after the last row.
 func (c *CSVReader) Read() ([]string, error) {
@@ -35,21 +65,37 @@ func (c *CSVReader) Read() ([]string, error) {
 		return nil, err
 	}
 	start := c.line
+	c.n = 0
 	var row []string
+	cells := 0
 	for {
 		cell, end, err := c.readCell()
 		if err != nil {
+			var cerr *CSVError
+			if errors.As(err, &cerr) {
+				cerr.Cell = cells
+			}
 			return nil, err
 		}
-		row = append(row, cell)
+		cells++
+		// Past the limit, or past the first row's cells, the row is refused: it is read to
+		// its end and nothing more of it is kept.
+		if c.n <= c.limit && (c.cells == 0 || cells <= c.cells) {
+			row = append(row, cell)
+		}
 		if end {
 			break
 		}
 	}
-	if c.cells == 0 {
-		c.cells = len(row)
-	} else if len(row) != c.cells {
-		return nil, fmt.Errorf("%w: line %d: %d cells, the first row has %d", ErrCSV, start, len(row), c.cells)
+	switch {
+	case c.n > c.limit:
+		return nil, &CSVError{Line: start, Cell: -1, Skipped: true,
+			Msg: fmt.Sprintf("the row is %d bytes long; a row is at most %d bytes", c.n, c.limit)}
+	case c.cells == 0:
+		c.cells = cells
+	case cells != c.cells:
+		return nil, &CSVError{Line: start, Cell: -1, Skipped: true,
+			Msg: fmt.Sprintf("%d cells where the header (the first row) has %d", cells, c.cells)}
 	}
 	return row, nil
 }
@@ -74,6 +120,23 @@ func (c *CSVReader) skipEmptyLines() error {
 	}
 }
 
+// readByte reads the row's next byte, counting it.
+func (c *CSVReader) readByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+// keep adds b to the cell while the row is within the limit: past it the row is refused, and
+// only its length is counted.
+func (c *CSVReader) keep(b byte) {
+	if c.n <= c.limit {
+		c.cell.WriteByte(b)
+	}
+}
+
 // next consumes the next byte when it is want.
 func (c *CSVReader) next(want byte) bool {
 	b, err := c.r.ReadByte()
@@ -84,6 +147,7 @@ func (c *CSVReader) next(want byte) bool {
 		_ = c.r.UnreadByte()
 		return false
 	}
+	c.n++
 	return true
 }
 
@@ -91,7 +155,7 @@ func (c *CSVReader) next(want byte) bool {
 // true: CRLF, LF or the end of the input).
 func (c *CSVReader) readCell() (string, bool, error) {
 	c.cell.Reset()
-	b, err := c.r.ReadByte()
+	b, err := c.readByte()
 	if err == io.EOF {
 		return "", true, nil
 	}
@@ -112,10 +176,10 @@ func (c *CSVReader) readCell() (string, bool, error) {
 			c.line++
 			return c.cell.String(), true, nil
 		case b == '"':
-			return "", false, fmt.Errorf("%w: line %d: a quote inside an unquoted value", ErrCSV, c.line)
+			return "", false, &CSVError{Line: c.line, Msg: "a quote inside an unquoted value"}
 		}
-		c.cell.WriteByte(b)
-		if b, err = c.r.ReadByte(); err == io.EOF {
+		c.keep(b)
+		if b, err = c.readByte(); err == io.EOF {
 			return c.cell.String(), true, nil
 		} else if err != nil {
 			return "", false, err
@@ -127,9 +191,9 @@ func (c *CSVReader) readCell() (string, bool, error) {
 func (c *CSVReader) readQuoted() (string, bool, error) {
 	start := c.line
 	for {
-		b, err := c.r.ReadByte()
+		b, err := c.readByte()
 		if err == io.EOF {
-			return "", false, fmt.Errorf("%w: line %d: a quoted value is not closed", ErrCSV, start)
+			return "", false, &CSVError{Line: start, Msg: "a quoted value is not closed"}
 		}
 		if err != nil {
 			return "", false, err
@@ -138,15 +202,15 @@ func (c *CSVReader) readQuoted() (string, bool, error) {
 			c.line++
 		}
 		if b != '"' {
-			c.cell.WriteByte(b)
+			c.keep(b)
 			continue
 		}
 		if c.next('"') {
-			c.cell.WriteByte('"')
+			c.keep('"')
 			continue
 		}
 		// The closing quote: a comma or the row's end must follow.
-		after, err := c.r.ReadByte()
+		after, err := c.readByte()
 		switch {
 		case err == io.EOF:
 			return c.cell.String(), true, nil
@@ -161,6 +225,6 @@ func (c *CSVReader) readQuoted() (string, bool, error) {
 			c.line++
 			return c.cell.String(), true, nil
 		}
-		return "", false, fmt.Errorf("%w: line %d: %q after a closing quote, want a comma or the row's end", ErrCSV, c.line, after)
+		return "", false, &CSVError{Line: c.line, Msg: fmt.Sprintf("%q after a closing quote, want a comma or the row's end", after)}
 	}
 }

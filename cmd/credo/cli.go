@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Exit codes, as Go's own tools use them: 0 success, 1 a runtime error, 2 a usage error.
@@ -114,18 +117,50 @@ func exit(name string, err error, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, help.text)
 		return exitOK
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "credo %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "credo %s: %s\n", name, printable(err.Error()))
 		if usage.synopsis != "" {
 			fmt.Fprintf(stderr, "usage: %s\n", usage.synopsis)
 		}
 		fmt.Fprintf(stderr, "Run 'credo %s -h' for its flags and arguments.\n", name)
 		return exitUsage
 	case errors.As(err, &coded):
-		fmt.Fprintf(stderr, "credo %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "credo %s: %s\n", name, printable(err.Error()))
 		return coded.code
 	}
-	fmt.Fprintf(stderr, "credo %s: %v\n", name, err)
+	fmt.Fprintf(stderr, "credo %s: %s\n", name, printable(err.Error()))
 	return exitError
+}
+
+// printable escapes what would not print as itself on a terminal — control characters (an
+// ANSI escape sequence, a carriage return), format characters such as U+202E, invalid UTF-8 —
+// as Go escapes them (\x1b, \u202e, \xff), so that an error quoting a file's or a database's
+// text shows that text rather than acting on the operator's terminal.
+func printable(s string) string {
+	clean := true
+	for _, c := range s {
+		if c == utf8.RuneError || !unicode.IsPrint(c) && c != '\n' && c != '\t' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		c, size := utf8.DecodeRuneInString(s)
+		switch {
+		case c == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case c == '\n' || c == '\t' || unicode.IsPrint(c):
+			b.WriteString(s[:size])
+		default:
+			q := strconv.QuoteRune(c)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
 }
 
 // passwordRe finds the password of a URL's user information, wherever the URL is in the text.

@@ -13,17 +13,28 @@ import (
 	"strings"
 
 	"credo/engine"
+	"credo/handlers"
 )
+
+// maxRowBytes bounds a row of a file (a CSV row, its line end included; a JSON array element)
+// as the API bounds a create's body: a record the API could not take in one request is not
+// loaded either, and memory holds one row of at most this many bytes however long a line of
+// the file is.
+const maxRowBytes = handlers.MaxBodyBytes
 
 const loadDoc = `Load FILE into one record group or internal table of one partition, through the API's
 validation, all or nothing.
 
 FILE is a JSON array of records, or CSV (RFC 4180, rows ended by CRLF or LF) with a header row
 of member names; an empty cell is an omitted member, and every other value is kept byte for
-byte, line breaks inside quotes included. Every problem of the file is reported in one pass, one per line with its
-0-based row index: members that do not parse as their type, required members, rules, keys and
-unique constraints repeated within the file or already in the partition, and references that
-the descriptor declares. Any problem: nothing is written, exit status 1.
+byte, line breaks inside quotes included. A row (a CSV row, a JSON array element) is at most
+1 MiB, as a request body is. Every problem of the file is reported in one pass, one per line
+with its 0-based row index: members that do not parse as their type (U+0000 and invalid UTF-8
+included), required members, rules, keys and unique constraints repeated within the file or
+already in the partition, references that the descriptor declares, and CSV rows over 1 MiB or
+of another number of cells than the header (with their line). Malformed CSV or JSON ends the
+load at once, naming the row, the line or byte, and the column. Any problem: nothing is
+written, exit status 1.
 
 The file is read as it is checked and written, 5,000 rows at a time, in one transaction: memory
 holds one chunk and a hash of each key and unique value of the file, not the file. On SQLite
@@ -84,7 +95,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	defer f.Close()
 	rows, err := newRowReader(r, file, f)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return fmt.Errorf("%s: %w; nothing was written", file, err)
 	}
 	db, err := cfg.openDatabase(ctx, reg)
 	if err != nil {
@@ -97,7 +108,7 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	n, err := store.InsertFrom(ctx, r, rows.next, engine.AllOrganizations(), engine.BulkOptions{DryRun: *dryRun, Progress: progress.show})
 	progress.done()
 	if rows.err != nil {
-		return fmt.Errorf("%s: %w", file, rows.err)
+		return fmt.Errorf("%s: %w; nothing was written", file, rows.err)
 	}
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
@@ -114,16 +125,17 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	return nil
 }
 
-// report prints every problem on stderr, one per line in row order, and returns the
-// command's error.
+// report prints every problem on stderr, one per line in row order (a line break that a value
+// quoted in a problem holds is escaped, as what does not print is), and returns the command's
+// error.
 func report(file string, problems []engine.RowError, stderr io.Writer) error {
 	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Row < problems[j].Row })
 	for _, p := range problems {
 		if p.Row < 0 {
-			fmt.Fprintf(stderr, "%s: %s\n", file, p.Msg)
+			fmt.Fprintf(stderr, "%s: %s\n", file, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 			continue
 		}
-		fmt.Fprintf(stderr, "%s: row %d: %s\n", file, p.Row, p.Msg)
+		fmt.Fprintf(stderr, "%s: row %d: %s\n", file, p.Row, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 	}
 	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
 }
@@ -195,12 +207,19 @@ func startsWithBracket(br *bufio.Reader) bool {
 }
 
 func (rr *rowReader) startJSON(br *bufio.Reader) error {
-	dec := json.NewDecoder(br)
+	lim := &jsonRowLimit{r: br, limit: maxRowBytes}
+	dec := json.NewDecoder(lim)
+	lim.dec = dec
 	// A syntax error names the row it is in and its byte offset in the file.
 	notArray := func(err error) error {
+		if errors.Is(err, errRowTooLong) {
+			return fmt.Errorf("row %d (from byte %d): %w", rr.row, dec.InputOffset(), err)
+		}
 		return fmt.Errorf("the file must be a JSON array of %s objects: row %d, byte %d: %v", rr.r.Name, rr.row, dec.InputOffset(), err)
 	}
-	if tok, err := dec.Token(); err != nil {
+	if tok, err := dec.Token(); err == io.EOF {
+		return fmt.Errorf("the file is empty: want a JSON array of %s objects", rr.r.Name)
+	} else if err != nil {
 		return notArray(err)
 	} else if tok != json.Delim('[') {
 		return notArray(fmt.Errorf("it starts with %v", tok))
@@ -219,6 +238,9 @@ func (rr *rowReader) startJSON(br *bufio.Reader) error {
 		if err := dec.Decode(&raw); err != nil {
 			return engine.Draft{}, nil, notArray(err)
 		}
+		if len(raw) > maxRowBytes { // read whole by the decoder's last read
+			return engine.Draft{}, nil, fmt.Errorf("row %d (from byte %d): %w", rr.row, dec.InputOffset()-int64(len(raw)), errRowTooLong)
+		}
 		d, problem := rr.r.DecodeFileDraft(raw)
 		return d, problem, nil
 	}
@@ -226,10 +248,13 @@ func (rr *rowReader) startJSON(br *bufio.Reader) error {
 }
 
 func (rr *rowReader) startCSV(br *bufio.Reader) error {
-	cr := engine.NewCSVReader(br)
+	cr := engine.NewCSVReader(br, maxRowBytes)
 	header, err := cr.Read()
-	if err != nil {
-		return fmt.Errorf("read CSV header: %w", err)
+	switch {
+	case err == io.EOF:
+		return fmt.Errorf("the file is empty: want a CSV header row of %s member names, or a JSON array", rr.r.Name)
+	case err != nil:
+		return fmt.Errorf("CSV header: %w", err)
 	}
 	h, err := rr.r.CSVHeader(header)
 	if err != nil {
@@ -237,15 +262,59 @@ func (rr *rowReader) startCSV(br *bufio.Reader) error {
 	}
 	rr.read = func() (engine.Draft, error, error) {
 		cells, err := cr.Read()
-		if err == io.EOF {
+		var bad *engine.CSVError
+		switch {
+		case err == io.EOF:
 			return engine.Draft{}, nil, io.EOF
-		}
-		if err != nil {
-			return engine.Draft{}, nil, fmt.Errorf("read CSV after row %d: %w", rr.row-1, err)
+		case errors.As(err, &bad) && bad.Skipped:
+			// A row too long or of another number of cells: read past, and reported with
+			// the file's other problems.
+			return engine.Draft{}, fmt.Errorf("%s: %s", csvWhere(bad, header), bad.Msg), nil
+		case errors.As(err, &bad):
+			return engine.Draft{}, nil, fmt.Errorf("%w: row %d, %s: %s", engine.ErrCSV, rr.row, csvWhere(bad, header), bad.Msg)
+		case err != nil:
+			return engine.Draft{}, nil, fmt.Errorf("read row %d: %w", rr.row, err)
 		}
 		return h.DecodeRow(cells), nil, nil
 	}
 	return nil
+}
+
+// csvWhere names where a CSV problem is: its line, and the column and member of its cell.
+func csvWhere(e *engine.CSVError, header []string) string {
+	if e.Cell < 0 {
+		return fmt.Sprintf("line %d", e.Line)
+	}
+	where := fmt.Sprintf("line %d, column %d", e.Line, e.Cell+1)
+	if e.Cell < len(header) {
+		where += " (" + header[e.Cell] + ")"
+	}
+	return where
+}
+
+// errRowTooLong is the error of a row longer than maxRowBytes.
+var errRowTooLong = fmt.Errorf("the row is more than %d bytes long; a row is at most %d bytes", maxRowBytes, maxRowBytes)
+
+// jsonRowLimit feeds a JSON decoder and fails its read (errRowTooLong) once the decoder holds
+// more than limit bytes of the file past the start of the value it is reading: the element
+// is longer than a row may be. The decoder buffers a whole element before decoding it; so it
+// holds at most a few times limit, however long the element in the file. (An element that
+// its last read completed can be a little longer than limit: the reader checks the element's
+// length too.)
+type jsonRowLimit struct {
+	r     io.Reader
+	dec   *json.Decoder
+	read  int64 // bytes handed to the decoder
+	limit int64
+}
+
+func (l *jsonRowLimit) Read(p []byte) (int, error) {
+	if l.read-l.dec.InputOffset() > l.limit {
+		return 0, errRowTooLong
+	}
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	return n, err
 }
 
 // next is the engine's RowSource: the next row's draft, the zero Draft for a row with

@@ -223,7 +223,7 @@ func TestLoadCSVKeepsValues(t *testing.T) {
 			if err := os.WriteFile(bad, []byte("WidgetCode,WidgetTitle\nK3,\"open\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if code, _, stderr := cli(t, append(args, bad)...); code == 0 || !strings.Contains(stderr, "line 2: a quoted value is not closed") {
+			if code, _, stderr := cli(t, append(args, bad)...); code == 0 || !strings.Contains(stderr, "line 2, column 2 (WidgetTitle): a quoted value is not closed") {
 				t.Errorf("malformed CSV: exit %d, %s", code, stderr)
 			}
 
