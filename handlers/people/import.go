@@ -98,7 +98,7 @@ func (im *importer) check() {
 		case r.Identifier == "":
 			im.ps.add("Identifier", i, "Identifier is required")
 		case err != nil:
-			im.ps.add("Identifier", i, "Identifier %q is not a UUID", r.Identifier)
+			im.ps.add("Identifier", i, "Identifier %s is not a UUID", quoted(r.Identifier))
 		case id == engine.NilUUID:
 			// A typed client's unset Guid, refused as a create over the API refuses it.
 			im.ps.add("Identifier", i, "Identifier cannot be the nil UUID %s", id)
@@ -114,10 +114,10 @@ func (im *importer) check() {
 		case r.bad("Email"):
 		case r.Email == "":
 			im.ps.add("Email", i, "Email is required")
-		case !wellFormed(r.Email):
-			im.ps.add("Email", i, "Email %q is not a well-formed address", r.Email)
 		case tooLong(u, "Email", r.Email):
 			im.ps.add("Email", i, "Email is longer than %d characters", maxLen(u, "Email"))
+		case !wellFormed(r.Email):
+			im.ps.add("Email", i, "Email %s is not a well-formed address", quoted(r.Email))
 		default:
 			if j, dup := im.byEmail[im.same(r.Email)]; dup {
 				im.ps.add("Email", i, "Email %s is also the Email of row %d", r.Email, j)
@@ -148,9 +148,15 @@ func (im *importer) check() {
 			im.ps.add("Location", i, "Location is longer than %d characters", maxLen(f, "FieldValue"))
 		}
 		if r.EmployeeType != "" && r.EmployeeType != EmployeeTypes[0] && r.EmployeeType != EmployeeTypes[1] {
-			im.ps.add("EmployeeType", i, "EmployeeType %q must be empty, %s or %s", r.EmployeeType, EmployeeTypes[0], EmployeeTypes[1])
+			im.ps.add("EmployeeType", i, "EmployeeType %s must be empty, %s or %s", quoted(r.EmployeeType), EmployeeTypes[0], EmployeeTypes[1])
 		}
-		if r.Manager != "" && im.same(r.Manager) == im.same(r.Email) {
+		switch {
+		case r.bad("Manager") || r.Manager == "":
+		case tooLong(u, "Email", r.Manager):
+			// No user has it: it is neither looked up nor named whole in the problem.
+			im.ps.add("Manager", i, "Manager is longer than %d characters", maxLen(u, "Email"))
+			im.rows[i].fail("Manager")
+		case im.same(r.Manager) == im.same(r.Email):
 			im.ps.add("Manager", i, "Manager %s is the row's own Email", r.Manager)
 		}
 	}
@@ -175,7 +181,7 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 		emails[e] = true
 	}
 	for _, r := range im.rows {
-		if r.Manager != "" {
+		if r.Manager != "" && !r.bad("Manager") {
 			emails[im.same(r.Manager)] = true
 		}
 	}
@@ -217,7 +223,7 @@ func (im *importer) resolve() (userIDs, managers []string) {
 		}
 	}
 	for i, r := range im.rows {
-		if r.Manager == "" || im.same(r.Manager) == im.same(r.Email) {
+		if r.Manager == "" || r.bad("Manager") || im.same(r.Manager) == im.same(r.Email) {
 			continue
 		}
 		if j, ok := im.byEmail[im.same(r.Manager)]; ok {
@@ -332,6 +338,18 @@ func maxLen(r *engine.Resource, member string) int {
 	}
 	return engine.MaxStringLength
 }
+
+// quoted quotes a row's value for its problem; one longer than maxQuoted bytes is cut there,
+// and its length given: a 32 MiB body's value is not echoed whole.
+func quoted(s string) string {
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// maxQuoted bounds the bytes of a value quoted in a problem.
+const maxQuoted = 64
 
 func tooLong(r *engine.Resource, member, s string) bool {
 	return len(s) > maxLen(r, member) && utf8.RuneCountInString(s) > maxLen(r, member)

@@ -298,6 +298,16 @@ func TestImportProblems(t *testing.T) {
 			{name: "too long",
 				rows: []row{with(good(1), "BusinessTitle", strings.Repeat("é", 4001))},
 				want: map[string][]string{"BusinessTitle": {"BusinessTitle is longer than 4000 characters (0)"}}},
+			// A long value is not echoed whole (a 32 MiB body's), and a Manager too long to be
+			// an Email is not looked up.
+			{name: "long values are cut",
+				rows: []row{with(good(1), "Identifier", strings.Repeat("x", 5000), "EmployeeType", strings.Repeat("y", 5000), "Manager", strings.Repeat("m", 5000)+"@example.com"),
+					with(good(2), "Email", strings.Repeat("e", 5000))},
+				want: map[string][]string{
+					"Email":        {"Email is longer than 4000 characters (1)"},
+					"EmployeeType": {`EmployeeType "` + strings.Repeat("y", 64) + `"… (5000 bytes) must be empty, Employee or Contractor (0)`},
+					"Identifier":   {`Identifier "` + strings.Repeat("x", 64) + `"… (5000 bytes) is not a UUID (0)`},
+					"Manager":      {"Manager is longer than 4000 characters (0)"}}},
 			{name: "unknown members and wrong types",
 				rows: []row{with(good(1), "Emial", "x", "FirstName", 5), with(good(2), "Manager", []string{boss}, "IsManager", true), nil},
 				want: map[string][]string{
