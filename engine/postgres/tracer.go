@@ -17,7 +17,8 @@ import (
 // tracer is the pgx tracer of the request pool: it bounds statements and connection waits
 // (see Deadlines in credo/engine), records refused connection attempts for Ping, and empties
 // the pool of its idle connections when a statement finds its connection lost (see
-// TraceQueryEnd). It sets the deadline inside pgx, where every statement passes — the
+// TraceQueryEnd), and clears a connection's socket deadline as it goes back to the pool (see
+// TraceRelease). It sets the deadline inside pgx, where every statement passes — the
 // planned ones, GORM's through database/sql, BEGIN and COMMIT — and pgx watches it with
 // context.AfterFunc, without a goroutine per statement.
 type tracer struct {
@@ -31,6 +32,7 @@ var (
 	_ pgx.BatchTracer       = (*tracer)(nil)
 	_ pgx.ConnectTracer     = (*tracer)(nil)
 	_ pgxpool.AcquireTracer = (*tracer)(nil)
+	_ pgxpool.ReleaseTracer = (*tracer)(nil)
 )
 
 // bounded is a context whose deadline the tracer set, with the function that releases it.
@@ -82,11 +84,18 @@ func (t *tracer) TraceQueryStart(ctx context.Context, c *pgx.Conn, _ pgx.TraceQu
 	return t.bound(ctx)
 }
 
-// clearSocketDeadline removes the deadline TraceQueryStart set on c's socket, so that the
-// connection goes back to the pool without it. A closed connection keeps it: pgx's own close
-// sets a deadline of its own.
+// clearSocketDeadline removes the deadline TraceQueryStart set on c's socket for ctx's
+// statement, so that the connection's next statement runs without it.
 func clearSocketDeadline(ctx context.Context, c *pgx.Conn) {
-	if _, ok := socketDeadline(ctx); ok && c != nil && !c.IsClosed() {
+	if _, ok := socketDeadline(ctx); ok {
+		clearDeadline(c)
+	}
+}
+
+// clearDeadline removes any deadline from c's socket. A closed connection keeps it: pgx's own
+// close sets a deadline of its own.
+func clearDeadline(c *pgx.Conn) {
+	if c != nil && !c.IsClosed() {
 		_ = c.PgConn().Conn().SetDeadline(time.Time{})
 	}
 }
@@ -126,6 +135,18 @@ func (t *tracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpo
 
 func (t *tracer) TraceAcquireEnd(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireEndData) {
 	release(ctx)
+}
+
+// TraceRelease clears the socket deadline of every connection going back to the pool, so that
+// no connection taken from it has one. The statement that set the deadline clears it when it
+// ends (TraceQueryEnd), but only if pgx reports the end: v5.10's Exec returns without calling
+// TraceQueryEnd when it fails to deallocate the cached statements a schema change invalidated.
+// A deadline left on an idle connection would fail its next request with a timeout at a moment
+// unrelated to that request, or fail the ping pgx sends before reusing a connection idle for a
+// second. Clearing it here, rather than when the connection is acquired, runs before that
+// ping; it is a call into the runtime's poller, without an allocation.
+func (t *tracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData) {
+	clearDeadline(data.Conn)
 }
 
 func (t *tracer) TraceConnectStart(ctx context.Context, _ pgx.TraceConnectStartData) context.Context {
