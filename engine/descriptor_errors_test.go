@@ -52,6 +52,7 @@ func TestDescriptorErrors(t *testing.T) {
 		{file: "unique-unknown-key.yaml", line: 12, want: `unique: unknown key "ignoreCase" (fields, fold)`},
 		{file: "unique-fold-no-string.yaml", line: 11, want: "unique (WidgetSize): fold ascii needs a string field"},
 		{file: "unique-fold-mixed.yaml", line: 13, want: "unique: WidgetCode is in a constraint with fold ascii and in one without"},
+		{file: "unique-omitted-zero.yaml", line: 11, want: "unique (WidgetSerial): a record that omits WidgetSerial stores it as 0 (its zero value), so only one record could omit it; make WidgetSerial required, or nullable"},
 	}
 	files, err := filepath.Glob("../testdata/descriptors/invalid/*.yaml")
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -143,12 +144,79 @@ func compileUnique(p *parsed, r *Resource) ([]Unique, error) {
 		if fold != FoldNone && strs == 0 {
 			return nil, p.errIn(at, "unique (%s): fold %s needs a string field", strings.Join(spec.Fields, ", "), fold)
 		}
+		if err := refuseSameWhenOmitted(p, r, u, at); err != nil {
+			return nil, err
+		}
 		out = append(out, u)
 	}
 	for f, fold := range folded {
 		f.fold = fold
 	}
 	return out, nil
+}
+
+// refuseSameWhenOmitted refuses a constraint every member of which a write may omit and then
+// stores with the same value (see omittedValue): only one record could omit them all, and the
+// next would be a conflict over values nobody sent. With one member given by every write (a
+// required member, a default of new) it is the constraint's own choice: a record that omits
+// the others is one per value of that member (a user field without an organization).
+func refuseSameWhenOmitted(p *parsed, r *Resource, u Unique, at []any) error {
+	var names, values []string
+	defaults := false
+	for _, f := range u.Fields {
+		v, ok := omittedValue(r, f)
+		if !ok {
+			return nil
+		}
+		names = append(names, f.Name)
+		what := "its zero value"
+		if f.Default != "" {
+			defaults, what = true, "its default"
+		}
+		if s, ok := v.(string); ok {
+			v = strconv.Quote(s)
+		}
+		values = append(values, fmt.Sprintf("%v (%s)", v, what))
+	}
+	subject, it, fix := names[0], "it", "make "+names[0]+" required, or nullable"
+	if len(names) > 1 {
+		subject, it, fix = strings.Join(names, " and "), "them", "make one of them required, or nullable"
+	}
+	if defaults {
+		fix += " without a default"
+	}
+	return p.errIn(at, "unique %s: a record that omits %s stores %s as %s, so only one record could omit %s; %s (a null never collides)",
+		u.describe(), subject, it, strings.Join(values, " and "), it, fix)
+}
+
+// omittedValue returns the value that every write omitting f stores, when a unique
+// constraint compares it: f's zero value (decisions §4) or a literal default. It reports
+// false when no write omits f (required, or a key without a default), when the server sets it
+// (a read-only member, which a hook or write check derives; the organization of a directly
+// scoped record, which the caller's organization fills), when it differs per record (a default
+// of new or now), or when the constraint leaves it out (null, or an empty string: skipsEmpty).
+func omittedValue(r *Resource, f *Field) (any, bool) {
+	switch {
+	case f.Required || f.ReadOnly, f.Key && f.Default == "", scopedBy(r, f):
+		return nil, false
+	case f.Default == "now" && f.Type == TypeDateTime, f.Default == "new" && f.Type == TypeUUID:
+		return nil, false
+	}
+	v, err := defaultValue(f)
+	if err != nil || v == nil || v == "" && skipsEmpty(f) {
+		return nil, false
+	}
+	return v, true
+}
+
+// scopedBy reports whether f is the organization of a directly scoped r (see claimScope).
+func scopedBy(r *Resource, f *Field) bool {
+	for _, sc := range r.Scope {
+		if sc.Field == f && sc.Via == nil && sc.Any == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldsOf lists the fields of each constraint.

@@ -44,14 +44,15 @@ func TestMigrationAllowsMissingValuesInANewUniqueConstraint(t *testing.T) {
 	}
 }
 
-// uniqueBadgeRegistry is the built-in descriptors with a new users' member, Badge (an int),
-// unique.
+// uniqueBadgeRegistry is the built-in descriptors with a new users' member, Badge (a nullable
+// int: a non-nullable one would be 0 in every record that omits it, which Load refuses in a
+// unique constraint), unique.
 func uniqueBadgeRegistry(t *testing.T) *engine.Registry {
 	t.Helper()
 	return editedUsersRegistry(t, func(data string) string {
 		const u, f = "  - {fields: [Email], fold: ascii}\n", "  - {name: TimeZone, type: string}\n"
 		text := strings.Replace(data, u, u+"  - [Badge]\n", 1)
-		text = strings.Replace(text, f, f+"  - {name: Badge, type: int}\n", 1)
+		text = strings.Replace(text, f, f+"  - {name: Badge, type: int, nullable: true}\n", 1)
 		if strings.Count(text, "Badge") != 2 {
 			return ""
 		}

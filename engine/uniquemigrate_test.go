@@ -127,6 +127,17 @@ func exactEmailRegistry(t *testing.T, withoutTimeZone bool) *engine.Registry {
 // edit returns "" when the file no longer reads as the test expects, which fails the test.
 func editedUsersRegistry(t *testing.T, edit func(data string) string) *engine.Registry {
 	t.Helper()
+	reg, err := engine.Load(editedUsers(t, edit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// editedUsers is the built-in descriptors' files with security/users.yaml as edit returns it
+// (see editedUsersRegistry).
+func editedUsers(t *testing.T, edit func(data string) string) fstest.MapFS {
+	t.Helper()
 	files := fstest.MapFS{}
 	err := fs.WalkDir(resources.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
@@ -146,11 +157,7 @@ func editedUsersRegistry(t *testing.T, edit func(data string) string) *engine.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := engine.Load(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	return files
 }
 
 // schemaOf lists the users table's indexes ("index name") and columns ("column
