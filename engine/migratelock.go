@@ -59,6 +59,14 @@ func (s *Store) migrateLocked(ctx context.Context) error {
 // waiting at most wait, and only then changes anything (see lockTables).
 func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
 	db := s.db.WithContext(ctx)
+	// The plan must read the catalog as the migration that held the advisory lock left it. A
+	// database or role whose sessions default to REPEATABLE READ or SERIALIZABLE gave the
+	// transaction one snapshot, taken by its first statement — the wait for that lock — and
+	// the plan read the schema from before the other process's migration: it added a column
+	// again, and start-up failed (SQLSTATE 42701).
+	if err := db.Exec("SET TRANSACTION ISOLATION LEVEL READ COMMITTED").Error; err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
 	if err := db.Exec("SELECT pg_advisory_xact_lock(?)", migrationLock(s.schema)).Error; err != nil {
 		if timedOut(err) {
 			// Not the database's silence: another process's migration, which may build an
