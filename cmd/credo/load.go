@@ -126,16 +126,17 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 }
 
 // report prints every problem on stderr, one per line in row order (a line break that a value
-// quoted in a problem holds is escaped, as what does not print is), and returns the command's
-// error.
+// quoted in a problem holds is escaped, as what does not print is, in the file's name too),
+// and returns the command's error.
 func report(file string, problems []engine.RowError, stderr io.Writer) error {
 	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Row < problems[j].Row })
+	name := printable(strings.ReplaceAll(file, "\n", `\n`))
 	for _, p := range problems {
 		if p.Row < 0 {
-			fmt.Fprintf(stderr, "%s: %s\n", file, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
+			fmt.Fprintf(stderr, "%s: %s\n", name, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 			continue
 		}
-		fmt.Fprintf(stderr, "%s: row %d: %s\n", file, p.Row, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
+		fmt.Fprintf(stderr, "%s: row %d: %s\n", name, p.Row, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 	}
 	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
 }

@@ -75,6 +75,9 @@ func TestLoadRefusesHostileFiles(t *testing.T) {
 					`"\x1b[2J\u202e" is not a member of Widget`}},
 				{name: "escape-repeat.csv", content: "WidgetCode,OrganizationIdentifier\n\x1b[31mG," + orgOne + "\n\x1b[31mG," + orgOne + "\n", loaded: -1, want: []string{
 					`row 1: OrganizationIdentifier, WidgetCode ` + orgOne + `, \x1b[31mG repeats row 0`}},
+				// So does the file's name, which prefixes each problem.
+				{name: "name-\x1b[2J\u202e.csv", content: "WidgetCode,OrganizationIdentifier\nH1,nope\n", loaded: -1, want: []string{
+					`name-\x1b[2J\u202e.csv: row 0: OrganizationIdentifier `}},
 				{name: "empty.csv", content: "", loaded: -1, want: []string{"the file is empty: want a CSV header row of Widget member names, or a JSON array; nothing was written"}},
 				{name: "blank.csv", content: "\r\n\n\n", loaded: -1, want: []string{"the file is empty"}},
 				{name: "empty.json", content: "", loaded: -1, want: []string{"the file is empty: want a JSON array of Widget objects"}},
