@@ -59,7 +59,7 @@ type CSVHeader struct {
 // problem of the header, each reported once with the message a JSON body gets, so that a wrong
 // column is one problem rather than one per row. So is a name that breaks the text rules of
 // every name in a body (U+0000, invalid UTF-8: CheckText), named quoted as a body's is (and
-// cut, see plainName).
+// cut, see ShownName).
 func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 	h := &CSVHeader{r: r, fields: make([]*Field, len(names))}
 	verr := &ValidationError{}
@@ -69,11 +69,11 @@ func (r *Resource) CSVHeader(names []string) (*CSVHeader, error) {
 		f, ok := r.byName[name]
 		switch problem := CheckText(name); {
 		case problem != "" && times[name] == 1:
-			shown := plainName(name)
+			shown := ShownName(name)
 			verr.Add(shown, "the member name "+shown+" "+problem)
 		case problem != "":
 		case !ok && times[name] == 1:
-			verr.Add(name, notMember(name, r))
+			verr.Add(ShownName(name), notMember(name, r))
 		case ok && times[name] == 2:
 			verr.Add(name, givenTwice(name))
 		}
@@ -546,7 +546,7 @@ func (c *copySource) Values() ([]any, error) {
 		if str, ok := v.(string); ok && f.Type == TypeUUID {
 			u, err := uuid.Parse(str)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s %q is not a uuid", ErrInvalid, f.Name, str)
+				return nil, fmt.Errorf("%w: %s %s is not a uuid", ErrInvalid, f.Name, Quoted(str))
 			}
 			v = [16]byte(u)
 		}

@@ -344,14 +344,14 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 	for _, t := range terms {
 		parts := strings.Fields(t)
 		if len(parts) == 0 || len(parts) > 2 {
-			return nil, fmt.Errorf("%q is not `Field` or `Field asc|desc`", t)
+			return nil, fmt.Errorf("%s is not `Field` or `Field asc|desc`", Quoted(t))
 		}
 		f, ok := r.byName[parts[0]]
 		if ok && f.WriteOnly {
 			return nil, fmt.Errorf("%s is write-only and cannot be sorted on", parts[0])
 		}
 		if !ok || !f.Stored() {
-			return nil, fmt.Errorf("unknown sort field %q", parts[0])
+			return nil, fmt.Errorf("unknown sort field %s", Quoted(parts[0]))
 		}
 		term := SortTerm{Field: f}
 		if len(parts) == 2 {
@@ -360,7 +360,7 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 			case "desc":
 				term.Desc = true
 			default:
-				return nil, fmt.Errorf("sort direction %q is not asc or desc", parts[1])
+				return nil, fmt.Errorf("sort direction %s is not asc or desc", Quoted(parts[1]))
 			}
 		}
 		out = append(out, term)

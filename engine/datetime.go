@@ -31,7 +31,7 @@ var (
 type rangeError struct{ value string }
 
 func (e rangeError) Error() string {
-	return fmt.Sprintf("%q lies outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.9999999Z once its offset is applied", e.value)
+	return fmt.Sprintf("%s lies outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.9999999Z once its offset is applied", Quoted(e.value))
 }
 
 func (e rangeError) Is(target error) bool { return target == ErrDateTime }
@@ -41,7 +41,7 @@ func (e rangeError) Is(target error) bool { return target == ErrDateTime }
 // parser of credo: bodies, query parameters, CSV loads, version 1 and platform/formats/time
 // read through it. The instant must lie within MinInstant … MaxInstant.
 func ParseDateTime(s string) (DateTime, error) {
-	bad := func() (DateTime, error) { return DateTime{}, fmt.Errorf("%q: %w", s, ErrDateTime) }
+	bad := func() (DateTime, error) { return DateTime{}, fmt.Errorf("%s: %w", Quoted(s), ErrDateTime) }
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return bad()
 	}

@@ -168,8 +168,8 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 	for _, name := range names {
 		f, ok := r.byName[name]
 		switch {
-		case !ok && textProblems.Fields[name] == nil:
-			d.fail(-1, name, notMember(name, r))
+		case !ok && textProblems.Fields[ShownName(name)] == nil:
+			d.fail(-1, ShownName(name), notMember(name, r))
 			continue
 		case !ok:
 			continue // its text is the problem reported

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,6 +173,36 @@ func TestDecodeDraftNamesTheType(t *testing.T) {
 		var verr *engine.ValidationError
 		if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Fields[member], []string{want}) {
 			t.Errorf("%s: %v, want %q", member, err, want)
+		}
+	}
+}
+
+// TestBodyNamesAreKeyedAsShown: the Errors key of a member name that is no member, or that
+// breaks the text rules, is the name as its message shows it (engine.ShownName): bounded,
+// printable and valid UTF-8. It was the name whole — 1 MiB, or an ESC, as sent.
+func TestBodyNamesAreKeyedAsShown(t *testing.T) {
+	w := fixtureRegistry(t).MustByName("Widget")
+	long := strings.Repeat("n", 1<<20)
+	for _, c := range []struct{ body, key string }{
+		{`"` + long + `"`, `"` + strings.Repeat("n", 64) + `"… (1048576 bytes)`},
+		{`"\u001b[2J"`, `"\x1b[2J"`},
+		{`"a\r\nb"`, `"a\r\nb"`},
+		{`"Wid\u0000get"`, `"Wid\x00get"`},
+		{`"Émile"`, `Émile`},
+	} {
+		d, err := w.DecodeDraft([]byte(`{"WidgetCode":"A",` + c.body + `:1,` + c.body + `:2}`))
+		if err == nil {
+			err = d.Problems()
+		}
+		var verr *engine.ValidationError
+		if !errors.As(err, &verr) {
+			t.Fatalf("%.40s: %v", c.body, err)
+		}
+		if got := verr.Members(); !slices.Contains(got, c.key) {
+			t.Errorf("%.40s: keys %.200q, want %q among them", c.body, got, c.key)
+		}
+		if len(err.Error()) > 1<<10 {
+			t.Errorf("%.40s: a message of %d bytes", c.body, len(err.Error()))
 		}
 	}
 }

@@ -3,9 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,29 +25,8 @@ func givenTwice(name string) string { return name + " is given more than once; g
 // character that does not print (a control character, a format character such as U+202E) —
 // is quoted, escapes and all.
 func notMember(name string, r *Resource) string {
-	return plainName(name) + " is not a member of " + r.Name
+	return ShownName(name) + " is not a member of " + r.Name
 }
-
-// plainName returns name as it is when it reads unambiguously in a message, else quoted; a
-// name longer than maxShownName bytes is cut there, and its length given.
-func plainName(name string) string {
-	if len(name) > maxShownName {
-		return fmt.Sprintf("%q… (%d bytes)", name[:maxShownName], len(name))
-	}
-	if name == "" || strings.TrimSpace(name) != name || !utf8.ValidString(name) {
-		return strconv.Quote(name)
-	}
-	for _, c := range name {
-		if !unicode.IsPrint(c) {
-			return strconv.Quote(name)
-		}
-	}
-	return name
-}
-
-// maxShownName bounds the bytes of a name that is no member shown in its problem: a CSV file
-// that is not CSV has a "header" of one name as long as its first line.
-const maxShownName = 64
 
 // CheckText returns what is wrong with a request string: "" when it is valid UTF-8 without
 // U+0000, else a phrase to follow the parameter or member name. A lone UTF-16 surrogate
@@ -260,9 +236,9 @@ func (s *jsonScanner) object(path string, depth int, add func(name string, raw [
 		if err != nil {
 			return err
 		}
-		shown := name
+		shown := ShownName(name)
 		if problem != "" {
-			shown = fmt.Sprintf("%q", name)
+			shown = Quoted(name) // quoted even where it prints: U+FFFD stands for a lone surrogate
 		}
 		p := child(path, shown)
 		s.skipSpace()

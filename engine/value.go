@@ -52,11 +52,11 @@ func checkValidateTag(tag string) (err error) {
 // ParseUUID accepts a UUID in canonical form (any case) and returns it lower-case.
 func ParseUUID(s string) (string, error) {
 	if len(s) != 36 {
-		return "", fmt.Errorf("%q is not a UUID", s)
+		return "", fmt.Errorf("%s is not a UUID", Quoted(s))
 	}
 	u, err := uuid.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a UUID", s)
+		return "", fmt.Errorf("%s is not a UUID", Quoted(s))
 	}
 	return u.String(), nil
 }
@@ -85,11 +85,11 @@ func (f *Field) ParseText(s string) (any, error) {
 		case "false", "0":
 			return false, nil
 		}
-		return nil, fmt.Errorf("%q is not a boolean (true or false)", s)
+		return nil, fmt.Errorf("%s is not a boolean (true or false)", Quoted(s))
 	case TypeInt:
 		n, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a 32-bit integer", s)
+			return nil, fmt.Errorf("%s is not a 32-bit integer", Quoted(s))
 		}
 		return n, nil
 	case TypeDateTime:

@@ -66,7 +66,7 @@ func TestLoadRefusesHostileFiles(t *testing.T) {
 				// text a body could hold; a name that would not read as itself is quoted.
 				{name: "header-twice.csv", content: "WidgetCode,WidgetCode\nF1,F1\n", loaded: -1, want: []string{"WidgetCode is given more than once"}},
 				{name: "header-unknown.csv", content: "WidgetCode, OrganizationIdentifier,,Nope\nF2,x,y,z\n", loaded: -1, want: []string{
-					`"" is not a member of Widget; " OrganizationIdentifier" is not a member of Widget; Nope is not a member of Widget`}},
+					`" OrganizationIdentifier" is not a member of Widget; "" is not a member of Widget; Nope is not a member of Widget`}},
 				{name: "header-nul.csv", content: "WidgetCode,Wid\x00get,Wid\xffget\nF3,x,y\n", loaded: -1, want: []string{
 					`the member name "Wid\x00get" contains U+0000 (NUL), which cannot be stored; the member name "Wid\xffget" is not valid UTF-8 text`}},
 				{name: "header-missing.csv", content: "OrganizationIdentifier\n" + orgOne + "\n", loaded: -1, want: []string{"row 0: WidgetCode is required"}},
