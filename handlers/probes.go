@@ -122,7 +122,7 @@ func (s *Server) probed(r *http.Request) ([]string, error) {
 	q := r.URL.Query()
 	for name := range q {
 		if name != "partition" {
-			return nil, problem.New(http.StatusBadRequest, "/readyz takes one query parameter, partition; %q is not it.", name)
+			return nil, problem.New(http.StatusBadRequest, "/readyz takes one query parameter, partition; %s is not it.", engine.Quoted(name))
 		}
 	}
 	vs, asked := q["partition"]
@@ -133,7 +133,7 @@ func (s *Server) probed(r *http.Request) ([]string, error) {
 		return nil, problem.New(http.StatusBadRequest, "partition must name one partition.")
 	}
 	if _, ok := s.Database.Store(vs[0]); !ok {
-		return nil, problem.New(http.StatusNotFound, "The partition %q does not exist.", vs[0])
+		return nil, problem.New(http.StatusNotFound, "The partition %s does not exist.", engine.Quoted(vs[0]))
 	}
 	return vs, nil
 }

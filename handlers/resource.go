@@ -215,7 +215,7 @@ func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {
 func (h *resourceHandler) patch(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !request.IsMergePatch(ct) {
 		p := problem.New(http.StatusUnsupportedMediaType,
-			"Content-Type %q is not a JSON merge patch; send %s (RFC 7396) or application/json.", ct, request.MergePatchType)
+			"Content-Type %s is not a JSON merge patch; send %s (RFC 7396) or application/json.", engine.Quoted(ct), request.MergePatchType)
 		p.Header = http.Header{"Accept-Patch": {request.AcceptPatch}}
 		return p
 	}

@@ -148,7 +148,7 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	root := mux.NewRouter().SkipClean(true)
 	root.NotFoundHandler = problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
+		return problem.New(http.StatusNotFound, "No route matches %s %s.", engine.ShownName(r.Method), engine.ShownPath(r.URL.EscapedPath()))
 	})
 	root.MethodNotAllowedHandler = root.NotFoundHandler
 	v2 := newV2Router(root.NotFoundHandler, s.partition, s.Observer)
@@ -386,7 +386,7 @@ func (s *Server) partition(next http.Handler) http.Handler {
 		slug := mux.Vars(r)["partition"]
 		store, ok := s.Database.Store(slug)
 		if !ok {
-			problem.Write(w, r, problem.New(http.StatusNotFound, "The partition %q does not exist.", slug))
+			problem.Write(w, r, problem.New(http.StatusNotFound, "The partition %s does not exist.", engine.Quoted(slug)))
 			return
 		}
 		observe.SetPartition(r, slug)
@@ -424,7 +424,7 @@ func (s *Server) guard(access route.Access, object, need string, h http.Handler)
 func methodNotAllowed(methods []string) http.Handler {
 	allow := strings.Join(methods, ", ")
 	return problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		p := problem.New(http.StatusMethodNotAllowed, "%s is not offered here; allowed: %s.", r.Method, orNone(allow))
+		p := problem.New(http.StatusMethodNotAllowed, "%s is not offered here; allowed: %s.", engine.ShownName(r.Method), orNone(allow))
 		p.Header = http.Header{"Allow": {allow}}
 		return p
 	})

@@ -217,7 +217,7 @@ func caller(r *http.Request) *auth.Principal { return auth.FromContext(r.Context
 func methodNotAllowed(methods []string) http.Handler {
 	allow := strings.Join(methods, ", ")
 	return problem.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		p := problem.New(http.StatusMethodNotAllowed, "%s is not offered here; allowed: %s.", r.Method, allow)
+		p := problem.New(http.StatusMethodNotAllowed, "%s is not offered here; allowed: %s.", engine.ShownName(r.Method), allow)
 		p.Header = http.Header{"Allow": {allow}}
 		return p
 	})

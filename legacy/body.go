@@ -67,7 +67,8 @@ func checkMembers(m map[string]json.RawMessage, prefix string, allowed []string)
 	verr := &engine.ValidationError{Detail: "The body has members that the operation does not take."}
 	for name := range m {
 		if !slices.Contains(allowed, name) {
-			verr.Add(prefix+name, fmt.Sprintf("%s is not a member; the members are %s", prefix+name, strings.Join(allowed, ", ")))
+			shown := prefix + engine.ShownName(name)
+			verr.Add(shown, fmt.Sprintf("%s is not a member; the members are %s", shown, strings.Join(allowed, ", ")))
 		}
 	}
 	if len(verr.Fields) > 0 {
@@ -276,7 +277,8 @@ func queryParams(r *http.Request, allowed ...string) (url.Values, error) {
 	for name, vals := range q {
 		switch {
 		case !slices.Contains(allowed, name):
-			verr.Add(name, fmt.Sprintf("unknown parameter %s; the parameters are %s", name, strings.Join(allowed, ", ")))
+			shown := engine.ShownName(name)
+			verr.Add(shown, fmt.Sprintf("unknown parameter %s; the parameters are %s", shown, strings.Join(allowed, ", ")))
 		case len(vals) != 1:
 			verr.Add(name, fmt.Sprintf("%s is given %d times; give it once", name, len(vals)))
 		}

@@ -86,7 +86,7 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	lo, hi, err := parseDay(date)
 	if err != nil {
-		return engine.InvalidMember("date", "date %q must be yyyy-MM-dd or a datetime with an offset", date)
+		return engine.InvalidMember("date", "date %s must be yyyy-MM-dd or a datetime with an offset", engine.Quoted(date))
 	}
 	start := col("e", a.t.event, "EventStart")
 	conds := []clause.Expression{eq("e", a.t.event, "OrganizationIdentifier", caller(r).OrganizationIdentifier),
@@ -111,7 +111,7 @@ func parseDay(s string) (lo, hi engine.DateTime, err error) {
 	if len(s) == len("2006-01-02") {
 		day, err = time.Parse("2006-01-02", s)
 		if err == nil && day.Before(engine.MinInstant) {
-			err = fmt.Errorf("%q is before 0001-01-01", s)
+			err = fmt.Errorf("%s is before 0001-01-01", engine.Quoted(s))
 		}
 	} else {
 		var d engine.DateTime

@@ -135,7 +135,8 @@ func DecodeRequest(body []byte) (Request, error) {
 		case "DataAccess":
 			q.DataAccess, err = boolean(raw)
 		default:
-			verr.Add(name, fmt.Sprintf("%s is not a member of the compliance-summaries body (%s)", name, strings.Join(requestMembers, ", ")))
+			shown := engine.ShownName(name)
+			verr.Add(shown, fmt.Sprintf("%s is not a member of the compliance-summaries body (%s)", shown, strings.Join(requestMembers, ", ")))
 			continue
 		}
 		if err != nil {

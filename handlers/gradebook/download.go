@@ -69,7 +69,7 @@ type exportFile struct {
 }
 
 func notFound(key string) error {
-	return problem.New(http.StatusNotFound, "The gradebook export %q does not exist or has expired.", key)
+	return problem.New(http.StatusNotFound, "The gradebook export %s does not exist or has expired.", engine.Quoted(key))
 }
 
 // find returns the export with key if the caller may download it now. Another partition's or

@@ -98,7 +98,7 @@ func (im *importer) check() {
 		case r.Identifier == "":
 			im.ps.add("Identifier", i, "Identifier is required")
 		case err != nil:
-			im.ps.add("Identifier", i, "Identifier %s is not a UUID", quoted(r.Identifier))
+			im.ps.add("Identifier", i, "Identifier %s is not a UUID", engine.Quoted(r.Identifier))
 		case id == engine.NilUUID:
 			// A typed client's unset Guid, refused as a create over the API refuses it.
 			im.ps.add("Identifier", i, "Identifier cannot be the nil UUID %s", id)
@@ -117,7 +117,7 @@ func (im *importer) check() {
 		case tooLong(u, "Email", r.Email):
 			im.ps.add("Email", i, "Email is longer than %d characters", maxLen(u, "Email"))
 		case !wellFormed(r.Email):
-			im.ps.add("Email", i, "Email %s is not a well-formed address", quoted(r.Email))
+			im.ps.add("Email", i, "Email %s is not a well-formed address", engine.Quoted(r.Email))
 		default:
 			if j, dup := im.byEmail[im.same(r.Email)]; dup {
 				im.ps.add("Email", i, "Email %s is also the Email of row %d", r.Email, j)
@@ -148,7 +148,7 @@ func (im *importer) check() {
 			im.ps.add("Location", i, "Location is longer than %d characters", maxLen(f, "FieldValue"))
 		}
 		if r.EmployeeType != "" && r.EmployeeType != EmployeeTypes[0] && r.EmployeeType != EmployeeTypes[1] {
-			im.ps.add("EmployeeType", i, "EmployeeType %s must be empty, %s or %s", quoted(r.EmployeeType), EmployeeTypes[0], EmployeeTypes[1])
+			im.ps.add("EmployeeType", i, "EmployeeType %s must be empty, %s or %s", engine.Quoted(r.EmployeeType), EmployeeTypes[0], EmployeeTypes[1])
 		}
 		switch {
 		case r.bad("Manager") || r.Manager == "":
@@ -338,18 +338,6 @@ func maxLen(r *engine.Resource, member string) int {
 	}
 	return engine.MaxStringLength
 }
-
-// quoted quotes a row's value for its problem; one longer than maxQuoted bytes is cut there,
-// and its length given: a 32 MiB body's value is not echoed whole.
-func quoted(s string) string {
-	if len(s) > maxQuoted {
-		return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-// maxQuoted bounds the bytes of a value quoted in a problem.
-const maxQuoted = 64
 
 func tooLong(r *engine.Resource, member, s string) bool {
 	return len(s) > maxLen(r, member) && utf8.RuneCountInString(s) > maxLen(r, member)

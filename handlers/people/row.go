@@ -120,10 +120,10 @@ func decodeRows(body []byte) ([]Row, problems, error) {
 		for _, name := range names {
 			dst := rows[i].member(name)
 			switch {
-			case rows[i].failed[name]:
+			case rows[i].failed[engine.ShownName(name)]:
 				continue // its text is the problem reported
 			case dst == nil:
-				ps.add(name, i, "%s is not a member of PersonImportRow", name)
+				ps.add(engine.ShownName(name), i, "%s is not a member of PersonImportRow", engine.ShownName(name))
 				continue
 			}
 			v := bytes.TrimSpace(members[name])

@@ -78,7 +78,8 @@ func formatTime(w http.ResponseWriter, r *http.Request) error {
 	}
 	for name := range q {
 		if name != "value" {
-			return badParam(name, "unknown parameter %s; the only parameter is value", name)
+			shown := engine.ShownName(name)
+			return badParam(shown, "unknown parameter %s; the only parameter is value", shown)
 		}
 	}
 	vals := q["value"]

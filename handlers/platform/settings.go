@@ -87,7 +87,8 @@ func (s *settings) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	for name, vals := range q {
 		if name != "url" {
-			return badParam(name, "unknown parameter %s; the only parameter is url", name)
+			shown := engine.ShownName(name)
+			return badParam(shown, "unknown parameter %s; the only parameter is url", shown)
 		}
 		if len(vals) > 1 {
 			return badParam(name, "url is given %d times; give it once", len(vals))

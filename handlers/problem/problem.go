@@ -143,7 +143,7 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		observe.AuthFailure(ctx, string(reason))
 	}
 	out := *p
-	out.Instance = r.URL.Path
+	out.Instance = engine.ShownPath(r.URL.EscapedPath())
 	out.RequestId = observe.RequestID(ctx)
 	if out.Type == "" {
 		out.Type = "about:blank"

@@ -24,7 +24,7 @@ const MaxBodyBytes = 1 << 20
 // Content-Type is taken as JSON. See Read for the size limit and broken bodies.
 func Body(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !IsJSON(ct) {
-		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not JSON; send application/json.", ct)
+		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %s is not JSON; send application/json.", engine.Quoted(ct))
 	}
 	return Read(w, r, limit)
 }

@@ -89,17 +89,17 @@ func entityTags(header string, vs []string) (star bool, tags []string, err error
 			i += 2
 		}
 		if i >= len(v) || v[i] != '"' {
-			return bad(`must be "*" or a comma list of quoted entity tags, such as "abc" or W/"abc"; it holds %q`, clip(v[start:]))
+			return bad(`must be "*" or a comma list of quoted entity tags, such as "abc" or W/"abc"; it holds %s`, engine.Quoted(v[start:]))
 		}
 		end := i + 1
 		for end < len(v) && v[end] != '"' {
 			if c := v[end]; c < 0x21 || c == 0x7f {
-				return bad("holds a character an entity tag cannot: %q", clip(v[start:]))
+				return bad("holds a character an entity tag cannot: %s", engine.Quoted(v[start:]))
 			}
 			end++
 		}
 		if end == len(v) {
-			return bad("holds an entity tag without its closing quote: %q", clip(v[start:]))
+			return bad("holds an entity tag without its closing quote: %s", engine.Quoted(v[start:]))
 		}
 		tags = append(tags, v[start:end+1])
 		i = end + 1
@@ -107,20 +107,11 @@ func entityTags(header string, vs []string) (star bool, tags []string, err error
 			i++
 		}
 		if i < len(v) && v[i] != ',' {
-			return bad("must separate entity tags with commas: %q", clip(v[start:]))
+			return bad("must separate entity tags with commas: %s", engine.Quoted(v[start:]))
 		}
 	}
 	if len(tags) == 0 {
 		return bad("names no entity tag; send one or more, or \"*\", or leave the header out")
 	}
 	return false, tags, nil
-}
-
-// clip shortens a header value quoted in a problem.
-func clip(s string) string {
-	const max = 64
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
 }

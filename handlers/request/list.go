@@ -52,23 +52,24 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		vals := values[name]
+	for _, raw := range names {
+		vals := values[raw]
+		name := engine.ShownName(raw) // as problems name it: the raw name when it is one of ours
 		if len(vals) != 1 {
 			verr.Add(name, fmt.Sprintf("%s is given %d times; give it once", name, len(vals)))
 			continue
 		}
 		v := vals[0]
 		switch {
-		case name == "Identifier":
+		case raw == "Identifier":
 			id, err := r.Key[0].ParseText(v)
 			if err != nil {
 				verr.Add(name, fmt.Sprintf("Identifier: %v", err))
 				continue
 			}
 			q.Conds = append(q.Conds, engine.Cond{Field: r.Key[0], Op: engine.MatchEq, Value: id})
-		case strings.HasPrefix(name, "Origin."):
-			f, ok := originParams[name]
+		case strings.HasPrefix(raw, "Origin."):
+			f, ok := originParams[raw]
 			if !ok {
 				verr.Add(name, fmt.Sprintf("unknown parameter %s (Origin.When, Origin.Organization, Origin.User, Origin.Proxy, Origin.Description, Origin.Reason, Origin.Source)", name))
 				continue
@@ -80,9 +81,9 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 			if q.Origin == nil {
 				q.Origin = map[string]string{}
 			}
-			q.Origin[name] = v
-		case strings.HasPrefix(name, "Filter."):
-			p := strings.TrimPrefix(name, "Filter.")
+			q.Origin[raw] = v
+		case strings.HasPrefix(raw, "Filter."):
+			p := strings.TrimPrefix(raw, "Filter.")
 			if !slices.Contains(pagingParams, p) {
 				verr.Add(name, fmt.Sprintf("unknown parameter %s (Filter.%s)", name, strings.Join(pagingParams, ", Filter.")))
 				continue
@@ -95,20 +96,20 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 				aliased[p] = true
 			}
 			paging[p] = v
-		case slices.Contains(pagingParams, name):
+		case slices.Contains(pagingParams, raw):
 			if kind == KindCount {
 				verr.Add(name, fmt.Sprintf("%s does not apply to count", name))
 				continue
 			}
-			if prev, dup := paging[name]; dup && prev != v {
+			if prev, dup := paging[raw]; dup && prev != v {
 				verr.Add(name, fmt.Sprintf("%s and Filter.%s disagree", name, name))
 				continue
 			}
-			paging[name] = v
-			delete(aliased, name)
+			paging[raw] = v
+			delete(aliased, raw)
 		default:
-			f, ok := r.Filter(name)
-			if m, member := r.Member(name); !ok && member && m.WriteOnly {
+			f, ok := r.Filter(raw)
+			if m, member := r.Member(raw); !ok && member && m.WriteOnly {
 				verr.Add(name, fmt.Sprintf("%s is write-only and cannot be filtered on", name))
 				continue
 			}
@@ -159,14 +160,14 @@ func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, 
 	if v, ok := paging["Page"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1_000_000 {
-			verr.Add("Page", fmt.Sprintf("Page %q must be an integer from 1 to 1000000", v))
+			verr.Add("Page", fmt.Sprintf("Page %s must be an integer from 1 to 1000000", engine.Quoted(v)))
 		}
 		q.Page = n
 	}
 	if v, ok := paging["Take"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > r.MaxTake {
-			verr.Add("Take", fmt.Sprintf("Take %q must be an integer from 1 to %d", v, r.MaxTake))
+			verr.Add("Take", fmt.Sprintf("Take %s must be an integer from 1 to %d", engine.Quoted(v), r.MaxTake))
 		}
 		q.Take = n
 	}
@@ -179,7 +180,7 @@ func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, 
 		}
 		terms, err := r.SortTerms(list)
 		if err != nil || len(terms) == 0 {
-			verr.Add("Sort", fmt.Sprintf("Sort %q: %v; sortable fields are %s", v, errOrEmpty(err), strings.Join(r.Sortable(), ", ")))
+			verr.Add("Sort", fmt.Sprintf("Sort %s: %v; sortable fields are %s", engine.Quoted(v), errOrEmpty(err), strings.Join(r.Sortable(), ", ")))
 		} else {
 			q.Sort = terms
 		}
@@ -191,7 +192,7 @@ func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, 
 		case engine.FormatCSV:
 			q.Format = engine.FormatCSV
 		default:
-			verr.Add("Format", fmt.Sprintf("Format %q must be json or csv", v))
+			verr.Add("Format", fmt.Sprintf("Format %s must be json or csv", engine.Quoted(v)))
 		}
 	}
 	base := r.Output
@@ -245,7 +246,7 @@ func project(base []*engine.Field, incGiven bool, includes, excludes []string) (
 				return f, nil
 			}
 		}
-		return nil, &memberErr{param, fmt.Sprintf("%s: %q is not a member of the result (%s)", param, name, all())}
+		return nil, &memberErr{param, fmt.Sprintf("%s: %s is not a member of the result (%s)", param, engine.Quoted(name), all())}
 	}
 	if incGiven && len(includes) == 0 {
 		return nil, &memberErr{"Includes", fmt.Sprintf("Includes names no member; name one or more of %s", all())}
@@ -290,7 +291,8 @@ func project(base []*engine.Field, incGiven bool, includes, excludes []string) (
 func Fields(r *engine.Resource, values url.Values) ([]*engine.Field, error) {
 	for name, vals := range values {
 		if name != "Includes" && name != "Excludes" {
-			return nil, engine.InvalidMember(name, "unknown parameter %s (Includes, Excludes)", name)
+			shown := engine.ShownName(name)
+			return nil, engine.InvalidMember(shown, "unknown parameter %s (Includes, Excludes)", shown)
 		}
 		if len(vals) != 1 {
 			return nil, engine.InvalidMember(name, "%s is given %d times; give it once", name, len(vals))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"credo/engine"
 	"credo/handlers/problem"
 )
 
@@ -78,7 +79,7 @@ func Negotiate(accept string, offers ...Offer) (string, error) {
 		for i, o := range offers {
 			types[i] = o.Type
 		}
-		return "", problem.New(http.StatusNotAcceptable, "Accept %q is not offered here; use %s.", accept, strings.Join(types, " or "))
+		return "", problem.New(http.StatusNotAcceptable, "Accept %s is not offered here; use %s.", engine.Quoted(accept), strings.Join(types, " or "))
 	}
 	return best, nil
 }

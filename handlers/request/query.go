@@ -41,25 +41,27 @@ func ParseQuery(raw string) (url.Values, error) {
 		rawName, rawValue, _ := strings.Cut(piece, "=")
 		name, err := url.QueryUnescape(rawName)
 		if err != nil {
-			verr.Add(rawName, fmt.Sprintf("the parameter name %s has a malformed %%-escape", rawName))
+			shown := engine.ShownName(rawName)
+			verr.Add(shown, fmt.Sprintf("the parameter name %s has a malformed %%-escape", shown))
 			continue
 		}
 		if p := engine.CheckText(name); p != "" {
-			shown := fmt.Sprintf("%q", name)
+			shown := engine.Quoted(name)
 			verr.Add(shown, fmt.Sprintf("the parameter name %s %s", shown, p))
 			continue
 		}
+		shown := engine.ShownName(name)
 		if strings.Contains(rawName, ";") || strings.Contains(rawValue, ";") {
-			verr.Add(name, fmt.Sprintf("%s: ';' does not separate parameters; use '&' (or %%3B for a ';' in a value)", name))
+			verr.Add(shown, fmt.Sprintf("%s: ';' does not separate parameters; use '&' (or %%3B for a ';' in a value)", shown))
 			continue
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil {
-			verr.Add(name, fmt.Sprintf("%s has a malformed %%-escape in its value", name))
+			verr.Add(shown, fmt.Sprintf("%s has a malformed %%-escape in its value", shown))
 			continue
 		}
 		if p := engine.CheckText(value); p != "" {
-			verr.Add(name, fmt.Sprintf("%s %s", name, p))
+			verr.Add(shown, fmt.Sprintf("%s %s", shown, p))
 			continue
 		}
 		values[name] = append(values[name], value)

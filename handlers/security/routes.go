@@ -228,10 +228,10 @@ func decodeStrict(body []byte, v any, names ...string) error {
 	sort.Strings(given)
 	for _, name := range given {
 		switch {
-		case verr.Fields[name] != nil:
+		case verr.Fields[engine.ShownName(name)] != nil:
 			continue // its text is the problem reported
 		case !slices.Contains(names, name):
-			verr.Add(name, fmt.Sprintf("%s is not a member; the members are %s", name, strings.Join(names, ", ")))
+			verr.Add(engine.ShownName(name), fmt.Sprintf("%s is not a member; the members are %s", engine.ShownName(name), strings.Join(names, ", ")))
 			continue
 		}
 		one, err := json.Marshal(map[string]json.RawMessage{name: raw[name]})
@@ -282,7 +282,8 @@ func boolParams(r *http.Request, defaults map[string]bool) (map[string]bool, err
 				allowed = append(allowed, k)
 			}
 			sort.Strings(allowed)
-			return nil, badMember(name, "unknown parameter %s; the parameters are %s", name, strings.Join(allowed, ", "))
+			shown := engine.ShownName(name)
+			return nil, badMember(shown, "unknown parameter %s; the parameters are %s", shown, strings.Join(allowed, ", "))
 		}
 		if len(vals) != 1 {
 			return nil, badMember(name, "%s is given %d times; give it once", name, len(vals))
@@ -293,7 +294,7 @@ func boolParams(r *http.Request, defaults map[string]bool) (map[string]bool, err
 		case "false", "0":
 			out[name] = false
 		default:
-			return nil, badMember(name, "%s %q is not a boolean (true or false)", name, vals[0])
+			return nil, badMember(name, "%s %s is not a boolean (true or false)", name, engine.Quoted(vals[0]))
 		}
 	}
 	return out, nil

@@ -383,7 +383,7 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 		expires = t.Expires
 	case t == nil && (id == p.TokenID || p.Operator) && id != "":
 	default:
-		return problem.New(http.StatusNotFound, "No token or cookie of yours has the identifier %q.", id)
+		return problem.New(http.StatusNotFound, "No token or cookie of yours has the identifier %s.", engine.Quoted(id))
 	}
 	var revoked []string
 	err = st.Transaction(ctx, func(tx *engine.Store) error {
@@ -392,7 +392,7 @@ func (h *handler) revoke(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalid) {
-			return problem.New(http.StatusNotFound, "No token or cookie has the identifier %q.", id)
+			return problem.New(http.StatusNotFound, "No token or cookie has the identifier %s.", engine.Quoted(id))
 		}
 		return err
 	}
