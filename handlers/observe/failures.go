@@ -76,7 +76,7 @@ type outage struct {
 func Fail(r *http.Request, status int, err error) {
 	e := From(r.Context())
 	if e == nil {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		slog.ErrorContext(r.Context(), "request failed", "method", engine.ShownName(r.Method), "path", engine.ShownPath(r.URL.EscapedPath()), "status", status, "err", err)
 		return
 	}
 	if e.logged {
@@ -88,7 +88,7 @@ func Fail(r *http.Request, status int, err error) {
 		return
 	}
 	e.obs.failures.error(e.obs, r.Context(), "request failed", slog.String("request_id", e.ID),
-		slog.String("method", r.Method), slog.String("route", e.Route()), slog.String("partition", e.Partition),
+		slog.String("method", engine.ShownName(r.Method)), slog.String("route", e.Route()), slog.String("partition", e.Partition),
 		slog.Int("status", status), slog.Any("err", err))
 }
 
@@ -128,12 +128,12 @@ func Available(r *http.Request, partition string) {
 func Panic(r *http.Request, v any, stack []byte) {
 	e := From(r.Context())
 	if e == nil {
-		slog.ErrorContext(r.Context(), "panic", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(stack))
+		slog.ErrorContext(r.Context(), "panic", "path", engine.ShownPath(r.URL.EscapedPath()), "panic", fmt.Sprint(v), "stack", string(stack))
 		return
 	}
 	e.logged = true
 	e.obs.panics.Inc()
-	e.obs.failures.error(e.obs, r.Context(), "panic", slog.String("request_id", e.ID), slog.String("method", r.Method),
+	e.obs.failures.error(e.obs, r.Context(), "panic", slog.String("request_id", e.ID), slog.String("method", engine.ShownName(r.Method)),
 		slog.String("route", e.Route()), slog.String("partition", e.Partition), slog.String("panic", fmt.Sprint(v)),
 		slog.String("stack", string(stack)))
 }

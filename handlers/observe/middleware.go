@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"credo/engine"
 	"credo/internal/reqctx"
 )
 
@@ -66,7 +67,7 @@ func (o *Observer) finish(rec *recorder, r *http.Request, start time.Time) {
 	if !h.Enabled(r.Context(), level) {
 		return
 	}
-	line := accessLine{time: time.Now(), level: level, id: e.ID, method: r.Method, route: rt.Template,
+	line := accessLine{time: time.Now(), level: level, id: e.ID, method: engine.ShownName(r.Method), route: rt.Template,
 		partition: e.Partition, status: status, bytes: e.bytes, duration: elapsed, user: e.User,
 		remote: r.RemoteAddr, aborted: e.aborted} // only aborted requests say so
 	if o.client != nil {

@@ -207,7 +207,7 @@ func (a authenticator) Authenticate(r *http.Request, partition string) (*auth.Pr
 func (s *Security) partition(slug string) (*partitionAuth, error) {
 	pa, ok := s.partitions[slug]
 	if !ok {
-		return nil, unauthenticated(auth.ReasonPartition, "the partition %q is not configured", slug)
+		return nil, unauthenticated(auth.ReasonPartition, "the partition %s is not configured", engine.Quoted(slug))
 	}
 	return pa, nil
 }
