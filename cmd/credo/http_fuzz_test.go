@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -26,7 +27,7 @@ import (
 func FuzzHTTP(f *testing.F) {
 	var servers []fuzzServer
 	for _, b := range testenv.FuzzBackends(f) {
-		servers = append(servers, newFuzzServer(f, b))
+		servers = append(servers, newFuzzServer(f, b, nil))
 	}
 	seeds := []struct{ method, target, body string }{
 		{"GET", "/v2/{p}/security/users-comments?Take=5&Sort=CommentText+desc&Format=csv", ""},
@@ -95,8 +96,9 @@ type fuzzServer struct {
 }
 
 // newFuzzServer wires a server as credo serve does on b, in a fresh partition, with an
-// operator and a bearer token of the operator's.
-func newFuzzServer(f *testing.F, b testenv.Backend) fuzzServer {
+// operator and a bearer token of the operator's. Its log goes to log at debug level, or, when
+// log is nil, only its errors to standard error.
+func newFuzzServer(f testing.TB, b testenv.Backend, log io.Writer) fuzzServer {
 	url, p := b.URL, "e01"
 	if b.Name == "postgres" {
 		p = testenv.Partition(f)
@@ -123,8 +125,11 @@ func newFuzzServer(f *testing.F, b testenv.Backend) fuzzServer {
 	}
 	f.Cleanup(func() { db.Close() })
 	// Failures only: an access line per input would be most of the fuzzer's work.
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	srv := &handlers.Server{Registry: reg, Database: db, Observer: observe.New(observe.Options{Logger: quiet})}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	if log != nil {
+		logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv := &handlers.Server{Registry: reg, Database: db, Observer: observe.New(observe.Options{Logger: logger})}
 	if err := wire(ctx, cfg, srv); err != nil {
 		f.Fatal(err)
 	}
