@@ -198,7 +198,7 @@ func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scop
 // n is the number of rows read (undecoded ones included): the rows written, or that a dry run
 // found fit to write. Records of the drafts are completed in place.
 func (s *Store) InsertFrom(ctx context.Context, r *Resource, next RowSource, scope Scope, opt BulkOptions) (n int, err error) {
-	defer wrap(&err, "load %s", r.Name)
+	defer wrap(&err, "load", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return 0, err
 	}

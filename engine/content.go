@@ -135,7 +135,7 @@ func needContent(r *Resource) error {
 // at once (see contentWriters); other writers wait their turn, as long as ctx lets them.
 func (s *Store) InsertWithContent(ctx context.Context, r *Resource, key []any, fill func(w io.Writer) error,
 	record func(size int64) (Draft, error)) (_ Record, err error) {
-	defer wrap(&err, "create %s %v", r.Name, key)
+	defer wrap(&err, "create", r.Name, key)
 	if err := needContent(r); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 // organization becomes the scope's. A key member given as the nil UUID is refused (see
 // keyOrigin). The draft is completed in place.
 func (s *Store) Create(ctx context.Context, r *Resource, d Draft, scope Scope) (_ Record, err error) {
-	defer wrap(&err, "create %s", r.Name)
+	defer wrap(&err, "create", r.Name, nil)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
 		return nil, err

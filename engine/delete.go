@@ -12,7 +12,7 @@ import (
 // as it was deleted (read under getForUpdate's lock) and removing its content
 // (Descriptor.Content), all in the same transaction.
 func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope) (err error) {
-	defer wrap(&err, "delete %s %v", r.Name, key)
+	defer wrap(&err, "delete", r.Name, key)
 	if err := scope.check(); err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (s *Store) deleteRow(ctx context.Context, r *Resource, key []any, org strin
 // DeleteWhere removes every record of r whose member equals value (used by modules that
 // replace a set of rows); it returns how many were removed.
 func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, value any) (_ int64, err error) {
-	defer wrap(&err, "delete %s where %s", r.Name, member)
+	defer wrap(&err, "delete", r.Name+" where "+member, nil)
 	f, ok := r.byName[member]
 	if !ok || !f.Stored() {
 		return 0, errors.New("no such field")
@@ -89,7 +89,7 @@ func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 // transaction, and returns how many records were removed. It is for the modules'
 // housekeeping (expired rows); scope limits it like a list.
 func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope Scope) (_ int64, err error) {
-	defer wrap(&err, "delete %s", r.Name)
+	defer wrap(&err, "delete", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return 0, err
 	}

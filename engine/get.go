@@ -4,7 +4,7 @@ import "context"
 
 // Get returns the record with key, projected to fields (nil: the full record), within scope.
 func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (_ Record, err error) {
-	defer wrap(&err, "get %s %v", r.Name, key)
+	defer wrap(&err, "get", r.Name, key)
 	if err := scope.check(); err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field
 
 // Exists reports whether the record with key exists within scope.
 func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope) (_ bool, err error) {
-	defer wrap(&err, "exists %s %v", r.Name, key)
+	defer wrap(&err, "exists", r.Name, key)
 	if err := scope.check(); err != nil {
 		return false, err
 	}

@@ -8,7 +8,7 @@ import (
 
 // Count returns how many records match q within scope.
 func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (_ int64, err error) {
-	defer wrap(&err, "count %s", r.Name)
+	defer wrap(&err, "count", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return 0, err
 	}
@@ -54,7 +54,7 @@ type Page struct {
 // hold values of order columns outside q.Fields (read for the position), which the caller
 // does not output.
 func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope) (_ Page, err error) {
-	defer wrap(&err, "list %s", r.Name)
+	defer wrap(&err, "list", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return Page{}, err
 	}
@@ -133,7 +133,7 @@ var errPeeked = errors.New("engine: the row beyond the page")
 // must instead receive each row within it (see progress), so that an export's time can grow
 // with the table.
 func (s *Store) Stream(ctx context.Context, r *Resource, q Query, scope Scope, fn func(Record) error) (err error) {
-	defer wrap(&err, "list %s", r.Name)
+	defer wrap(&err, "list", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return err
 	}

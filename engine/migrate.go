@@ -14,7 +14,7 @@ import (
 // its first change (see migrateLocked). On SQLite a partition that lacks nothing is not
 // migrated (see upToDate).
 func (s *Store) Migrate(ctx context.Context) (err error) {
-	defer wrap(&err, "migrate %s", s.Partition)
+	defer wrap(&err, "migrate", s.Partition, nil)
 	if s.dialect != Postgres {
 		if done, err := s.upToDate(ctx); err != nil || done {
 			return err

@@ -175,17 +175,17 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
 	case unavailable && s.dialect == SQLite && strings.Contains(err.Error(), "SQLITE_BUSY"):
 		// busy_timeout ran out: the file is there and answers, another process writes it.
-		wrap(&err, "partition %s on %s: another process (credo load, seed or secret, or a serve) held the partition's file for writing for more than %v", s.Partition, Redact(url), d.limits.Timeout)
+		wrap(&err, "partition", fmt.Sprintf("%s on %s: another process (credo load, seed or secret, or a serve) held the partition's file for writing for more than %v", s.Partition, Redact(url), d.limits.Timeout), nil)
 		return err
 	case unavailable && timedOut(err):
-		wrap(&err, "partition %s on %s: the database did not connect or answer within %v", s.Partition, Redact(url), d.limits.Timeout)
+		wrap(&err, "partition", fmt.Sprintf("%s on %s: the database did not connect or answer within %v", s.Partition, Redact(url), d.limits.Timeout), nil)
 		return err
 	case unavailable:
 		// Refused or cut at once: the cause that follows says which; no wait was involved.
-		wrap(&err, "partition %s on %s: the database is unavailable", s.Partition, Redact(url))
+		wrap(&err, "partition", s.Partition+" on "+Redact(url)+": the database is unavailable", nil)
 		return err
 	}
-	wrap(&err, "partition %s on %s", s.Partition, Redact(url))
+	wrap(&err, "partition", s.Partition+" on "+Redact(url), nil)
 	return err
 }
 

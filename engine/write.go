@@ -13,7 +13,7 @@ import (
 // write check it reads nothing stored to write (the beforeWrite hooks derive members from the
 // draft alone), so its one UPDATE statement is atomic.
 func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) (err error) {
-	defer wrap(&err, "update %s %v", r.Name, key)
+	defer wrap(&err, "update", r.Name, key)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *Store) missingFirst(ctx context.Context, r *Resource, key []any, org st
 // the record with key. The read, the merge and the write are one transaction holding the row
 // (see getForUpdate): concurrent patches of different members both take effect.
 func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scope Scope) (err error) {
-	defer wrap(&err, "patch %s %v", r.Name, key)
+	defer wrap(&err, "patch", r.Name, key)
 	org, err := writeOf(r, d, scope)
 	if err != nil {
 		return err
