@@ -49,7 +49,9 @@ func checkValidateTag(tag string) (err error) {
 	return nil
 }
 
-// ParseUUID accepts a UUID in canonical form (any case) and returns it lower-case.
+// ParseUUID accepts a UUID in canonical form (any case) and returns it lower-case. A UUID
+// already lower-case, as nearly every client sends it, is returned as it is, without formatting
+// a copy (an allocation of every get, update and delete by key).
 func ParseUUID(s string) (string, error) {
 	if len(s) != 36 {
 		return "", fmt.Errorf("%s is not a UUID", Quoted(s))
@@ -58,7 +60,20 @@ func ParseUUID(s string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not a UUID", Quoted(s))
 	}
+	if !hasUpperHex(s) {
+		return s, nil
+	}
 	return u.String(), nil
+}
+
+// hasUpperHex reports whether s holds one of the letters A to F.
+func hasUpperHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; c >= 'A' && c <= 'F' {
+			return true
+		}
+	}
+	return false
 }
 
 // NewID returns a new time-ordered UUID (version 7) for a record key.
