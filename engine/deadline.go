@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"credo/engine/backend"
+	"credo/internal/reqctx"
 )
 
 // Deadlines. Every PostgreSQL statement, and every wait for one of the pool's connections, ends
@@ -37,7 +38,7 @@ func (s *Store) detach(ctx context.Context) context.Context {
 	if s.dialect != Postgres || ctx.Done() == nil || backend.IsStream(ctx) {
 		return ctx
 	}
-	return context.WithoutCancel(ctx)
+	return reqctx.WithoutCancel(ctx)
 }
 
 // statement returns the context of one PostgreSQL statement that the engine runs on the pool

@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"credo/internal/reqctx"
+)
 
 // Get returns the record with key, projected to fields (nil: the full record), within scope.
 func (s *Store) Get(ctx context.Context, r *Resource, key []any, fields []*Field, scope Scope) (_ Record, err error) {
@@ -49,9 +53,10 @@ func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fi
 	// A key lookup is one index probe: it runs to its end (within the store's timeout on
 	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
 	// query to watch the request for cancellation. On the pgx pool the statement's context
-	// already drops the cancellation (see statementCtx).
+	// already drops the cancellation (see statementCtx). A request's context comes without its
+	// cancellation at no allocation (reqctx.WithoutCancel).
 	if s.pool == nil {
-		ctx = context.WithoutCancel(ctx)
+		ctx = reqctx.WithoutCancel(ctx)
 	}
 	return s.query(ctx, keyPlan(op, r, fields, org), keyValues(key, org))
 }

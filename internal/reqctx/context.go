@@ -1,6 +1,9 @@
 package reqctx
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Slots is how many values a request Context holds itself. A v2 request adds four: the
 // observer's entry, the route variables, the partition's store and the caller. A value past
@@ -24,6 +27,7 @@ type Context struct {
 	n               int
 	keys            [Slots]any
 	vals            [Slots]any
+	detached        detached // see WithoutCancel
 }
 
 // New returns a request context over parent.
@@ -35,7 +39,10 @@ func New(parent context.Context) *Context {
 
 // Init makes c an empty request context over parent, for a Context that lives inside a larger
 // per-request value (the observer's response recorder), which saves New's allocation.
-func (c *Context) Init(parent context.Context) { *c = Context{Context: parent} }
+func (c *Context) Init(parent context.Context) {
+	*c = Context{Context: parent}
+	c.detached.c = c
+}
 
 // Value returns the value of key in c's slots, otherwise its parent's.
 func (c *Context) Value(key any) any {
@@ -61,3 +68,28 @@ func With(ctx context.Context, key, val any) context.Context {
 	c.n++
 	return c
 }
+
+// WithoutCancel returns a context with ctx's values and neither its cancellation nor its
+// deadline, as context.WithoutCancel(ctx) does. For a request Context it is a part of that
+// Context rather than a new allocation: the engine detaches the statements of every request
+// from its client (see engine.Store.detach).
+func WithoutCancel(ctx context.Context) context.Context {
+	if c, ok := ctx.(*Context); ok && c.detached.c == c {
+		return &c.detached
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// detached is a request Context without its parent's cancellation and deadline. Unlike
+// context.WithoutCancel's context, it answers the context package's own lookups through the
+// request's, so that context.Cause reports the client's cancellation while Err is nil: the
+// drivers it is given (pgx, database/sql, modernc) never call Cause, and context.WithCancel,
+// WithDeadline and AfterFunc on it read its Done, which is nil.
+type detached struct{ c *Context }
+
+var _ context.Context = (*detached)(nil)
+
+func (d *detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (d *detached) Done() <-chan struct{}       { return nil }
+func (d *detached) Err() error                  { return nil }
+func (d *detached) Value(key any) any           { return d.c.Value(key) }

@@ -81,3 +81,45 @@ func TestContextKeepsItsParentsCancellation(t *testing.T) {
 		t.Errorf("Err() = %v and %v, want context.Canceled", c.Err(), child.Err())
 	}
 }
+
+// TestWithoutCancel: a request Context without its cancellation and deadline answers the
+// values of its slots and of its parent, also those added after it was made, and never ends;
+// it is a part of the request Context (no allocation). Another context gets
+// context.WithoutCancel's.
+func TestWithoutCancel(t *testing.T) {
+	parent, cancel := context.WithTimeout(context.WithValue(context.Background(), key(100), "parent's"), time.Hour)
+	c := reqctx.New(parent)
+	reqctx.With(c, key(0), "slot's")
+	d := reqctx.WithoutCancel(c)
+	reqctx.With(c, key(1), "added after")
+	cancel()
+	if c.Err() == nil {
+		t.Fatal("the request context did not end with its parent")
+	}
+	if d.Done() != nil || d.Err() != nil {
+		t.Errorf("the detached context ends: Done %v, Err %v", d.Done(), d.Err())
+	}
+	if dl, ok := d.Deadline(); ok {
+		t.Errorf("the detached context has the deadline %v", dl)
+	}
+	for k, want := range map[key]string{0: "slot's", 1: "added after", 100: "parent's"} {
+		if got := d.Value(k); got != want {
+			t.Errorf("Value(%d) = %v, want %s", k, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = reqctx.WithoutCancel(c) }); n != 0 {
+		t.Errorf("WithoutCancel of a request context allocates %v times", n)
+	}
+	var zero reqctx.Context // not made by New or Init
+	other, cancelOther := context.WithCancel(context.WithValue(context.Background(), key(7), "other's"))
+	cancelOther()
+	for name, ctx := range map[string]context.Context{"another context": other, "a Context not made by New or Init": &zero} {
+		d := reqctx.WithoutCancel(ctx)
+		if d == ctx || d.Done() != nil || d.Err() != nil {
+			t.Errorf("%s: WithoutCancel gave %v (Done %v, Err %v)", name, d, d.Done(), d.Err())
+		}
+	}
+	if got := reqctx.WithoutCancel(other).Value(key(7)); got != "other's" {
+		t.Errorf("another context's value: %v", got)
+	}
+}
