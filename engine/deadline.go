@@ -17,9 +17,9 @@ import (
 // inside pgx, where every statement passes — the planned ones, GORM's through database/sql,
 // BEGIN and COMMIT — and pgx watches it with context.AfterFunc, without a goroutine per
 // statement. The statements the engine runs on the pool directly (the planned reads and
-// writes, a page and its count) carry their deadline in a statementCtx instead, which the
-// tracer enforces without a context.WithTimeout or pgx's watcher (12 fewer allocations per
-// get).
+// writes, a page and its count) carry their deadline in a context without a Done channel
+// instead (see statement), which the tracer enforces without a context.WithTimeout or pgx's
+// watcher (13 fewer allocations per get).
 //
 // SQLite runs in the process on a local file: a statement can only wait for another
 // connection's lock, and busy_timeout bounds that wait by the same timeout.
@@ -42,38 +42,28 @@ func (s *Store) detach(ctx context.Context) context.Context {
 }
 
 // statement returns the context of one PostgreSQL statement that the engine runs on the pool
-// directly: detached, with one deadline, the store's timeout from now, covering both the wait
-// for a connection and the statement (see statementCtx). The caller calls cancel when the
+// directly: ctx's values, no cancellation, and one deadline, the store's timeout from now,
+// covering both the wait for a connection and the statement. The caller calls cancel when the
 // statement, rows included, is done. A stream's context is kept as it is.
+//
+// The context has no Done channel (reqctx.WithoutCancelUntil); credo/engine/postgres's tracer
+// enforces its deadline where pgx waits. The wait for a pooled connection gets a Done channel
+// that closes at the deadline; the statement gets the deadline on its connection's socket
+// (net.Conn.SetDeadline), which is what pgx's own context watcher does when a context expires,
+// so that a statement that overruns fails the same way. With no Done channel, pgx watches
+// nothing: a context.WithTimeout, its timer and channel, the context.AfterFunc pgx registered
+// on it and pgx's watcher cost 13 allocations per statement. Its Err is always nil: nothing
+// but the tracer reads its deadline. The first statement of a request (a get's only one) finds
+// its context in the request's own (reqctx), with no allocation.
 func (s *Store) statement(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx.Done() != nil && backend.IsStream(ctx) {
 		return ctx, noCancel
 	}
-	return &statementCtx{parent: ctx, deadline: time.Now().Add(s.timeout)}, noCancel
+	return reqctx.WithoutCancelUntil(ctx, time.Now().Add(s.timeout)), noCancel
 }
 
 // noCancel is the cancel of a context that holds nothing to release.
 func noCancel() {}
-
-// statementCtx is a statement's context: its parent's values, no cancellation, and a deadline
-// that credo/engine/postgres's tracer enforces where pgx waits. The wait for a pooled
-// connection gets a Done channel that closes at the deadline; the statement gets the deadline
-// on its connection's socket (net.Conn.SetDeadline), which is what pgx's own context watcher
-// does when a context expires, so that a statement that overruns fails the same way. With no
-// Done channel, pgx watches nothing: a context.WithTimeout, its timer and channel, the
-// context.AfterFunc pgx registered on it and pgx's watcher cost 13 allocations per statement.
-// Its Err is always nil: nothing but the tracer reads its deadline.
-type statementCtx struct {
-	parent   context.Context
-	deadline time.Time
-}
-
-var _ context.Context = (*statementCtx)(nil)
-
-func (c *statementCtx) Deadline() (time.Time, bool) { return c.deadline, true }
-func (c *statementCtx) Done() <-chan struct{}       { return nil }
-func (c *statementCtx) Err() error                  { return nil }
-func (c *statementCtx) Value(key any) any           { return c.parent.Value(key) }
 
 // progress bounds a stream of every match (an export, Take 0) by the time the database takes
 // to deliver each row rather than by the time of the whole statement, which grows with the

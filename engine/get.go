@@ -53,7 +53,7 @@ func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fi
 	// A key lookup is one index probe: it runs to its end (within the store's timeout on
 	// PostgreSQL) rather than have database/sql and the SQLite driver start two goroutines per
 	// query to watch the request for cancellation. On the pgx pool the statement's context
-	// already drops the cancellation (see statementCtx). A request's context comes without its
+	// already drops the cancellation (see Store.statement). A request's context comes without its
 	// cancellation at no allocation (reqctx.WithoutCancel).
 	if s.pool == nil {
 		ctx = reqctx.WithoutCancel(ctx)

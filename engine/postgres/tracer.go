@@ -64,7 +64,7 @@ func release(ctx context.Context) {
 }
 
 // socketDeadline reports the deadline of a context that has one but no Done channel: the
-// engine's statement context (see statementCtx in credo/engine). pgx watches no such context;
+// engine's statement context (see Store.statement in credo/engine). pgx watches no such context;
 // the tracer bounds its wait for a connection with a waitCtx and its statement with the
 // deadline set on the connection's socket, which is how pgx itself interrupts a statement whose
 // context expires (pgconn.DeadlineContextWatcherHandler): the statement fails with a timeout

@@ -2,6 +2,7 @@ package reqctx
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,7 +28,9 @@ type Context struct {
 	n               int
 	keys            [Slots]any
 	vals            [Slots]any
-	detached        detached // see WithoutCancel
+	detached        detached    // see WithoutCancel
+	statement       detached    // see WithoutCancelUntil
+	claimed         atomic.Bool // statement was given out
 }
 
 // New returns a request context over parent.
@@ -41,7 +44,7 @@ func New(parent context.Context) *Context {
 // per-request value (the observer's response recorder), which saves New's allocation.
 func (c *Context) Init(parent context.Context) {
 	*c = Context{Context: parent}
-	c.detached.c = c
+	c.detached.parent = c
 }
 
 // Value returns the value of key in c's slots, otherwise its parent's.
@@ -74,22 +77,39 @@ func With(ctx context.Context, key, val any) context.Context {
 // Context rather than a new allocation: the engine detaches the statements of every request
 // from its client (see engine.Store.detach).
 func WithoutCancel(ctx context.Context) context.Context {
-	if c, ok := ctx.(*Context); ok && c.detached.c == c {
+	if c, ok := ctx.(*Context); ok && c.detached.parent == c {
 		return &c.detached
 	}
 	return context.WithoutCancel(ctx)
 }
 
-// detached is a request Context without its parent's cancellation and deadline. Unlike
-// context.WithoutCancel's context, it answers the context package's own lookups through the
-// request's, so that context.Cause reports the client's cancellation while Err is nil: the
-// drivers it is given (pgx, database/sql, modernc) never call Cause, and context.WithCancel,
-// WithDeadline and AfterFunc on it read its Done, which is nil.
-type detached struct{ c *Context }
+// WithoutCancelUntil returns a context with ctx's values, no cancellation (its Done is nil,
+// its Err always nil) and the deadline d, which nothing in the context enforces: it is for a
+// reader that enforces the deadline itself (the engine's PostgreSQL statements, see
+// engine.Store.statement). The first such context of a request Context is a part of that
+// Context rather than a new allocation; the ones after it are new, since a driver's goroutine
+// may still hold a context that a statement ran on.
+func WithoutCancelUntil(ctx context.Context, d time.Time) context.Context {
+	if c, ok := ctx.(*Context); ok && c.detached.parent == c && c.claimed.CompareAndSwap(false, true) {
+		c.statement = detached{parent: c, deadline: d}
+		return &c.statement
+	}
+	return &detached{parent: ctx, deadline: d}
+}
+
+// detached is a context without its parent's cancellation and deadline, with a deadline of
+// its own if any. Unlike context.WithoutCancel's context, it answers the context package's own
+// lookups through its parent, so that context.Cause reports the parent's cancellation while Err
+// is nil: the drivers it is given (pgx, database/sql, modernc) never call Cause, and
+// context.WithCancel, WithDeadline and AfterFunc on it read its Done, which is nil.
+type detached struct {
+	parent   context.Context
+	deadline time.Time // zero: none
+}
 
 var _ context.Context = (*detached)(nil)
 
-func (d *detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (d *detached) Deadline() (time.Time, bool) { return d.deadline, !d.deadline.IsZero() }
 func (d *detached) Done() <-chan struct{}       { return nil }
 func (d *detached) Err() error                  { return nil }
-func (d *detached) Value(key any) any           { return d.c.Value(key) }
+func (d *detached) Value(key any) any           { return d.parent.Value(key) }

@@ -123,3 +123,70 @@ func TestWithoutCancel(t *testing.T) {
 		t.Errorf("another context's value: %v", got)
 	}
 }
+
+// TestWithoutCancelUntil: a context with the values of its parent, the deadline given and no
+// cancellation. The first of a request Context is a part of it (no allocation); the next ones
+// are new and leave the first as it was, for a goroutine that may still hold it.
+func TestWithoutCancelUntil(t *testing.T) {
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key(100), "parent's"))
+	c := reqctx.New(parent)
+	reqctx.With(c, key(0), "slot's")
+	d1 := time.Now().Add(time.Minute)
+	first := reqctx.WithoutCancelUntil(c, d1)
+	// AllocsPerRun calls its function once more than it measures, each call on a new request.
+	const runs = 10
+	fresh := make([]*reqctx.Context, runs+1)
+	for i := range fresh {
+		fresh[i] = reqctx.New(parent)
+	}
+	if n := testing.AllocsPerRun(runs, func() {
+		_ = reqctx.WithoutCancelUntil(fresh[0], d1)
+		fresh = fresh[1:]
+	}); n != 0 {
+		t.Errorf("the first WithoutCancelUntil of a request context allocates %v times", n)
+	}
+	d2 := d1.Add(time.Minute)
+	second := reqctx.WithoutCancelUntil(c, d2)
+	if second == first {
+		t.Fatal("the second context of a request is the first")
+	}
+	cancel()
+	for i, tc := range []struct {
+		ctx  context.Context
+		want time.Time
+	}{{first, d1}, {second, d2}} {
+		if dl, ok := tc.ctx.Deadline(); !ok || !dl.Equal(tc.want) {
+			t.Errorf("context %d: deadline %v, %v; want %v", i+1, dl, ok, tc.want)
+		}
+		if tc.ctx.Done() != nil || tc.ctx.Err() != nil {
+			t.Errorf("context %d ends: Done %v, Err %v", i+1, tc.ctx.Done(), tc.ctx.Err())
+		}
+		for k, want := range map[key]string{0: "slot's", 100: "parent's"} {
+			if got := tc.ctx.Value(k); got != want {
+				t.Errorf("context %d: Value(%d) = %v, want %s", i+1, k, got, want)
+			}
+		}
+	}
+	other := reqctx.WithoutCancelUntil(parent, d1)
+	if dl, _ := other.Deadline(); !dl.Equal(d1) || other.Done() != nil || other.Value(key(100)) != "parent's" {
+		t.Errorf("of another context: deadline %v, Done %v, value %v", dl, other.Done(), other.Value(key(100)))
+	}
+}
+
+// TestWithoutCancelUntilConcurrently: of the contexts that goroutines take at once from one
+// request Context, exactly one is the request's own.
+func TestWithoutCancelUntilConcurrently(t *testing.T) {
+	c := reqctx.New(context.Background())
+	const n = 8
+	got := make(chan context.Context, n)
+	for range n {
+		go func() { got <- reqctx.WithoutCancelUntil(c, time.Now().Add(time.Minute)) }()
+	}
+	seen := map[context.Context]bool{}
+	for range n {
+		seen[<-got] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d goroutines got %d distinct contexts", n, len(seen))
+	}
+}
