@@ -145,8 +145,8 @@ func TestInsertAllNamesEveryProblemOfARow(t *testing.T) {
 			{Row: 1, Member: "WidgetEmail", Msg: `WidgetEmail does not satisfy "email"`},
 			{Row: 1, Member: "WidgetSize", Msg: "WidgetSize must be an integer"},
 		}
-		if !reflect.DeepEqual(bulk.Rows, want) {
-			t.Errorf("problems:\n got %v\nwant %v", bulk.Rows, want)
+		if !reflect.DeepEqual(bulk.Problems.List(), want) {
+			t.Errorf("problems:\n got %v\nwant %v", bulk.Problems.List(), want)
 		}
 	})
 }

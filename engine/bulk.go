@@ -23,19 +23,20 @@ type RowError struct {
 	Msg    string
 }
 
-// BulkError lists every problem of a bulk load; nothing was written. It is an ErrInvalid.
-// Undecoded counts the rows its source could not decode (zero Drafts): their problems are the
-// source's to report.
+// BulkError holds the problems of a bulk load (the first MaxRowProblems listed, every one
+// counted); nothing was written. It is an ErrInvalid. Undecoded counts the rows its source
+// could not decode (zero Drafts): their problems are the source's to report.
 type BulkError struct {
-	Rows      []RowError
+	Problems  RowProblems
 	Undecoded int
 }
 
 func (e *BulkError) Error() string {
-	s := fmt.Sprintf("%d problem(s)", len(e.Rows))
-	for i, r := range e.Rows {
+	listed := e.Problems.List()
+	s := fmt.Sprintf("%d problem(s)", e.Problems.Len())
+	for i, r := range listed {
 		if i == 10 {
-			s += fmt.Sprintf("; and %d more", len(e.Rows)-10)
+			s += fmt.Sprintf("; and %d more", e.Problems.Len()-10)
 			break
 		}
 		s += fmt.Sprintf("; %s (%d)", r.Msg, r.Row)
@@ -119,27 +120,15 @@ func (r *Resource) DecodeArray(data []byte) ([]Draft, error) {
 	for i, raw := range raws {
 		d, err := r.DecodeDraft(raw)
 		if err != nil {
-			bulk.add(i, err)
+			bulk.Problems.AddError(i, err)
 			continue
 		}
 		drafts[i] = d
 	}
-	if len(bulk.Rows) > 0 {
+	if bulk.Problems.Len() > 0 {
 		return nil, bulk
 	}
 	return drafts, nil
-}
-
-func (e *BulkError) add(row int, err error) {
-	if v, ok := err.(*ValidationError); ok && len(v.Fields) > 0 {
-		for _, m := range v.Members() {
-			for _, msg := range v.Fields[m] {
-				e.Rows = append(e.Rows, RowError{Row: row, Member: m, Msg: msg})
-			}
-		}
-		return
-	}
-	e.Rows = append(e.Rows, RowError{Row: row, Msg: err.Error()})
 }
 
 // bulkChunk is how many rows a bulk load checks and writes at a time; tests make it small.
@@ -190,7 +179,8 @@ func (s *Store) InsertAll(ctx context.Context, r *Resource, drafts []Draft, scop
 // the lookups.
 //
 // Once a row has a problem nothing more is written, but every row is still checked: the
-// result is a *BulkError with every problem of the file, by row (0-based), and the
+// result is a *BulkError with the problems of the file by row (0-based; the first
+// MaxRowProblems listed, every one counted, see RowProblems), and the
 // transaction is rolled back. A write check's refusal (returned as it is, with its row) and a
 // failed write roll it back too. On SQLite the transaction holds the writer from the first
 // chunk's checks to the last row.
@@ -352,8 +342,7 @@ func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 	}
 	l.checkLaterRefs()
 	switch {
-	case len(l.bulk.Rows) > 0 || l.bulk.Undecoded > 0:
-		sortRowErrors(l.bulk.Rows)
+	case l.bulk.Problems.Len() > 0 || l.bulk.Undecoded > 0:
 		return &l.bulk
 	case l.refusal != nil:
 		return l.refusal
@@ -377,12 +366,12 @@ const maxBulkRows = 1<<31 - 1
 
 // chunk prepares, checks and, while the load writes, write-checks and writes the chunk.
 func (l *bulkLoad) chunk(ctx context.Context) error {
-	problems := len(l.bulk.Rows)
+	problems := l.bulk.Problems.Len()
 	l.ok = l.ok[:0]
 	for i, d := range l.drafts {
 		err := l.s.prepareNew(l.r, d, l.org, fileKey)
 		if err != nil {
-			l.bulk.add(l.rows[i], err)
+			l.bulk.Problems.AddError(l.rows[i], err)
 		}
 		l.ok = append(l.ok, err == nil)
 	}
@@ -392,8 +381,7 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	if err := l.checkChunk(ctx); err != nil {
 		return err
 	}
-	if len(l.bulk.Rows) > problems {
-		sortRowErrors(l.bulk.Rows[problems:])
+	if l.bulk.Problems.Len() > problems {
 		l.write = false
 	}
 	if !l.write {

@@ -83,7 +83,7 @@ func TestInsertFromChecksAcrossChunks(t *testing.T) {
 				t.Fatalf("%v, want a BulkError", err)
 			}
 			var out []string
-			for _, r := range bulk.Rows {
+			for _, r := range bulk.Problems.List() {
 				out = append(out, strings.Join([]string{strconv.Itoa(r.Row), r.Member, r.Msg}, " | "))
 			}
 			return out
@@ -297,8 +297,8 @@ func TestInsertFromTellsTuplesApartByValue(t *testing.T) {
 				}
 				err := s.InsertAll(ctx, pair, drafts(`{"First":"z","Second":"z"}`, ab, c), all)
 				var bulk *engine.BulkError
-				if !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 2 ||
-					bulk.Rows[0].Msg != "another Pair already has First, Second a, b, c" {
+				if !errors.As(err, &bulk) || len(bulk.Problems.List()) != 1 || bulk.Problems.List()[0].Row != 2 ||
+					bulk.Problems.List()[0].Msg != "another Pair already has First, Second a, b, c" {
 					t.Errorf("a pair beside a stored one that reads alike: %v, want row 2 only", err)
 				}
 				if err := s.InsertAll(ctx, pair, drafts(`{"First":"z","Second":"z"}`, ab), all); err != nil {

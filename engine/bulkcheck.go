@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -66,7 +65,7 @@ func (l *bulkLoad) checkSet(ctx context.Context, set Unique, seen map[tupleHash]
 		keys[i], texts[i] = k, txt
 		h := hashTuple(k)
 		if first, dup := seen[h]; dup {
-			l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set.Fields[0].Name,
+			l.bulk.Problems.Add(RowError{Row: l.rows[i], Member: set.Fields[0].Name,
 				Msg: fmt.Sprintf("%s %s repeats row %d", fieldNames(set.Fields), txt, first.row)})
 			repeats = append(repeats, i)
 			continue
@@ -91,7 +90,7 @@ func (l *bulkLoad) checkSet(ctx context.Context, set Unique, seen map[tupleHash]
 		if stored := have[keys[i]]; stored != texts[i] {
 			msg += " (stored as " + stored + ")"
 		}
-		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: set.Fields[0].Name, Msg: msg})
+		l.bulk.Problems.Add(RowError{Row: l.rows[i], Member: set.Fields[0].Name, Msg: msg})
 	}
 	for _, i := range firsts {
 		if _, ok := have[keys[i]]; ok {
@@ -112,11 +111,6 @@ func (l *bulkLoad) checkSet(ctx context.Context, set Unique, seen map[tupleHash]
 func hashTuple(k string) tupleHash {
 	sum := sha256.Sum256([]byte(k))
 	return tupleHash(sum[:16])
-}
-
-// sortRowErrors orders problems by row, keeping the order of each row's.
-func sortRowErrors(rows []RowError) {
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Row < rows[j].Row })
 }
 
 // checkReferences reports the chunk's rows whose value of f names no record of f.References
@@ -153,7 +147,7 @@ func (l *bulkLoad) checkReferences(ctx context.Context, f *Field) error {
 			l.later = append(l.later, laterRef{row: l.rows[i], field: f, value: text(v)})
 			continue
 		}
-		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: l.rows[i], Member: f.Name,
+		l.bulk.Problems.Add(RowError{Row: l.rows[i], Member: f.Name,
 			Msg: fmt.Sprintf("%s %s names no %s", f.Name, text(v), to.Name)})
 	}
 	return nil
@@ -166,7 +160,7 @@ func (l *bulkLoad) checkLaterRefs() {
 		if _, ok := l.seen[0][hashTuple(ref.value)]; ok {
 			continue
 		}
-		l.bulk.Rows = append(l.bulk.Rows, RowError{Row: ref.row, Member: ref.field.Name,
+		l.bulk.Problems.Add(RowError{Row: ref.row, Member: ref.field.Name,
 			Msg: fmt.Sprintf("%s %s names no %s", ref.field.Name, ref.value, l.r.Name)})
 	}
 	l.later = nil

@@ -214,8 +214,8 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		}
 		var bulk *engine.BulkError
 		err = s.InsertAll(ctx, w, drafts, engine.AllOrganizations())
-		if !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 ||
-			!strings.Contains(bulk.Rows[0].Msg, "OrganizationIdentifier, WidgetCode") {
+		if !errors.As(err, &bulk) || len(bulk.Problems.List()) != 1 || bulk.Problems.List()[0].Row != 1 ||
+			!strings.Contains(bulk.Problems.List()[0].Msg, "OrganizationIdentifier, WidgetCode") {
 			t.Errorf("load breaking a stored unique constraint: %v, want a problem of row 1 naming OrganizationIdentifier, WidgetCode", err)
 		}
 		// A file that repeats a stored key, or repeats a key itself, loads nothing and names the
@@ -224,7 +224,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 0 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Problems.List()) != 1 || bulk.Problems.List()[0].Row != 0 || bulk.Problems.List()[0].Member != "WidgetIdentifier" {
 			t.Errorf("load of a stored key: %v, want a problem of row 0 naming WidgetIdentifier", err)
 		}
 		twice := fmt.Sprintf(`,"WidgetIdentifier":%q`, "0190a6f0-0000-7000-8000-0000000000f1")
@@ -232,7 +232,7 @@ func TestStoreUniqueConflictNamesTheKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Rows) != 1 || bulk.Rows[0].Row != 1 || bulk.Rows[0].Member != "WidgetIdentifier" {
+		if err := s.InsertAll(ctx, w, drafts, engine.AllOrganizations()); !errors.As(err, &bulk) || len(bulk.Problems.List()) != 1 || bulk.Problems.List()[0].Row != 1 || bulk.Problems.List()[0].Member != "WidgetIdentifier" {
 			t.Errorf("load repeating a key: %v, want a problem of row 1 naming WidgetIdentifier", err)
 		}
 		if n, _ := s.Count(ctx, w, engine.Query{}, engine.AllOrganizations()); n != 1 {

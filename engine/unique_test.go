@@ -62,7 +62,7 @@ func TestUserEmailIgnoresCase(t *testing.T) {
 			t.Fatalf("load: %v, want row problems", err)
 		}
 		var got []string
-		for _, re := range bulk.Rows {
+		for _, re := range bulk.Problems.List() {
 			got = append(got, fmt.Sprintf("%d %s: %s", re.Row, re.Member, re.Msg))
 		}
 		want := []string{

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"credo/engine"
@@ -28,8 +27,8 @@ validation, all or nothing.
 FILE is a JSON array of records, or CSV (RFC 4180, rows ended by CRLF or LF) with a header row
 of member names; an empty cell is an omitted member, and every other value is kept byte for
 byte, line breaks inside quotes included. A row (a CSV row, a JSON array element) is at most
-1 MiB, as a request body is. Every problem of the file is reported in one pass, one per line
-with its 0-based row index: members that do not parse as their type (U+0000 and invalid UTF-8
+1 MiB, as a request body is. Every row is checked in one pass, and the problems reported one
+per line with the 0-based row index (the first 1,000 by row, then a count of the others): members that do not parse as their type (U+0000 and invalid UTF-8
 included), required members, rules, keys and unique constraints repeated within the file or
 already in the partition, references that the descriptor declares, and CSV rows over 1 MiB or
 of another number of cells than the header (with their line). Malformed CSV or JSON ends the
@@ -112,7 +111,8 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	}
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
-		return report(file, append(rows.problems, bulk.Rows...), stderr)
+		rows.problems.Merge(&bulk.Problems, nil)
+		return report(file, &rows.problems, stderr)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
@@ -125,20 +125,23 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	return nil
 }
 
-// report prints every problem on stderr, one per line in row order (a line break that a value
-// quoted in a problem holds is escaped, as what does not print is, in the file's name too),
-// and returns the command's error.
-func report(file string, problems []engine.RowError, stderr io.Writer) error {
-	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Row < problems[j].Row })
+// report prints the problems on stderr, one per line in row order (a line break that a value
+// quoted in a problem holds is escaped, as what does not print is, in the file's name too):
+// the first engine.MaxRowProblems, then a line counting the others. It returns the command's
+// error, which counts every problem and row.
+func report(file string, problems *engine.RowProblems, stderr io.Writer) error {
 	name := printable(strings.ReplaceAll(file, "\n", `\n`))
-	for _, p := range problems {
+	for _, p := range problems.List() {
 		if p.Row < 0 {
 			fmt.Fprintf(stderr, "%s: %s\n", name, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 			continue
 		}
 		fmt.Fprintf(stderr, "%s: row %d: %s\n", name, p.Row, printable(strings.ReplaceAll(p.Msg, "\n", `\n`)))
 	}
-	return fmt.Errorf("%s: %d problem(s); nothing was written", file, len(problems))
+	if more := problems.Unlisted(); more != "" {
+		fmt.Fprintf(stderr, "%s: … %s\n", name, more)
+	}
+	return fmt.Errorf("%s: %d problem(s); nothing was written", file, problems.Len())
 }
 
 // rowReader reads a file's rows one at a time, as the engine's RowSource (next): JSON (a
@@ -152,7 +155,7 @@ type rowReader struct {
 	// read returns the next row's draft or its problem (problem), or ends the rows (err).
 	read     func() (d engine.Draft, problem, err error)
 	row      int
-	problems []engine.RowError
+	problems engine.RowProblems
 	err      error
 	// share is the share of the file read so far, in percent; -1 when its size is unknown.
 	share func() int
@@ -329,7 +332,7 @@ func (rr *rowReader) next() (engine.Draft, error) {
 		return engine.Draft{}, err
 	}
 	if problem != nil {
-		rr.problems = append(rr.problems, rowErrors(rr.row, problem)...)
+		rr.problems.AddError(rr.row, problem)
 		d = engine.Draft{}
 	}
 	rr.row++
@@ -346,21 +349,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// rowErrors lists a row's decoding problems, one per member message.
-func rowErrors(row int, err error) []engine.RowError {
-	var verr *engine.ValidationError
-	if !errors.As(err, &verr) || len(verr.Fields) == 0 {
-		return []engine.RowError{{Row: row, Msg: err.Error()}}
-	}
-	var out []engine.RowError
-	for _, m := range verr.Members() {
-		for _, msg := range verr.Fields[m] {
-			out = append(out, engine.RowError{Row: row, Member: m, Msg: msg})
-		}
-	}
-	return out
 }
 
 // progress rewrites one line on a terminal; elsewhere (a file, a pipe) it writes nothing. The

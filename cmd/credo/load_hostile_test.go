@@ -160,7 +160,7 @@ func TestLoadReadsLongLinesInBoundedMemory(t *testing.T) {
 		}
 		runtime.ReadMemStats(&after)
 		f.Close()
-		if rows.err == nil && len(rows.problems) == 0 {
+		if rows.err == nil && rows.problems.Len() == 0 {
 			t.Errorf("%s: a 64 MiB row was read without a problem", c.name)
 		}
 		if got := after.TotalAlloc - before.TotalAlloc; got > 16*maxRowBytes {

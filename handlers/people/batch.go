@@ -45,13 +45,13 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store) error {
 	var bulk *engine.BulkError
 	if errors.As(err, &bulk) {
 		ps := &problems{}
-		for _, re := range bulk.Rows {
-			member := re.Member
-			if member == "" {
-				member = rowMember
+		ps.rows.Merge(&bulk.Problems, func(re engine.RowError) engine.RowError {
+			if re.Member == "" {
+				re.Member = rowMember
 			}
-			ps.add(member, b.rows[re.Row], "%s %s", b.r.Name, re.Msg)
-		}
+			re.Row, re.Msg = b.rows[re.Row], b.r.Name+" "+re.Msg
+			return re
+		})
 		return ps.err()
 	}
 	return err

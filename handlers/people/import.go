@@ -61,8 +61,8 @@ type importer struct {
 
 // importRows creates a person in org for every row (and its user when no user has the row's
 // Email), with its manager connection, in one transaction of st. Any problem with any row
-// writes nothing and is returned as one validation error listing every problem with its
-// row: decoded (the members that did not decode, from decodeRows) and those the checks find
+// writes nothing and is returned as one validation error listing the problems with their
+// rows (the first engine.MaxRowProblems, every one counted; see problems): decoded (the members that did not decode, from decodeRows) and those the checks find
 // in the members that did. by is the caller's user, recorded as CreatedBy ("" for none).
 //
 // Organization scope holds (decisions §11): a row whose Email is a user of another

@@ -44,7 +44,7 @@ func Routes() []route.Route {
 		Tag:         "people",
 		OperationID: "importPeople",
 		Summary:     "Import people, with their users and managers, into the caller's organization: all rows or none.",
-		Description: "Any bad row is a 400 listing every problem as \"<message> (<row index>)\" under the member's name, and nothing is written.",
+		Description: "Any bad row is a 400 listing the problems as \"<message> (<row index>)\" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.",
 		Access:      route.Protected,
 		Object:      Object,
 		Need:        "Create",

@@ -54,35 +54,31 @@ func (r *Row) member(name string) *string {
 // rowMember is the member name for problems of a whole row.
 const rowMember = "Row"
 
-// problems collects "<message> (<row>)" per member into one validation error.
+// problems collects "<message> (<row>)" per member into one validation error: the first
+// engine.MaxRowProblems by row, every one counted (engine.RowProblems), so that a 32 MiB body
+// of bad rows is answered by a bounded problem document.
 type problems struct {
-	list []rowProblem
-}
-
-type rowProblem struct {
-	member string
-	row    int
-	msg    string
+	rows engine.RowProblems
 }
 
 func (p *problems) add(member string, row int, format string, args ...any) {
-	p.list = append(p.list, rowProblem{member: member, row: row, msg: fmt.Sprintf(format, args...)})
+	p.rows.Add(engine.RowError{Row: row, Member: member, Msg: fmt.Sprintf(format, args...)})
 }
 
 // err returns the problems as one 400, each member's messages in row order, or nil when there
-// are none.
+// are none. Its detail counts every problem and row, and the problems not listed.
 func (p *problems) err() error {
-	if len(p.list) == 0 {
+	if p.rows.Len() == 0 {
 		return nil
 	}
-	sort.SliceStable(p.list, func(i, j int) bool { return p.list[i].row < p.list[j].row })
 	verr := &engine.ValidationError{}
-	rows := map[int]bool{}
-	for _, pr := range p.list {
-		verr.Add(pr.member, fmt.Sprintf("%s (%d)", pr.msg, pr.row))
-		rows[pr.row] = true
+	for _, pr := range p.rows.List() {
+		verr.Add(pr.Member, fmt.Sprintf("%s (%d)", pr.Msg, pr.Row))
 	}
-	verr.Detail = fmt.Sprintf("%d problem(s) in %d row(s); nothing was imported", len(p.list), len(rows))
+	verr.Detail = fmt.Sprintf("%d problem(s) in %d row(s); nothing was imported", p.rows.Len(), p.rows.Rows())
+	if more := p.rows.Unlisted(); more != "" {
+		verr.Detail += fmt.Sprintf("; the first %d are listed, %s", engine.MaxRowProblems, more)
+	}
 	return verr
 }
 

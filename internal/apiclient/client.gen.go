@@ -6801,7 +6801,7 @@ type ClientInterface interface {
 
 	// ImportPeopleWithBody Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
-	// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -6812,7 +6812,7 @@ type ClientInterface interface {
 
 	// ImportPeople Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
-	// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -8456,7 +8456,7 @@ func (c *Client) ComplianceSummaries(ctx context.Context, partition Partition, b
 
 // ImportPeopleWithBody Import people, with their users and managers, into the caller's organization: all rows or none.
 //
-// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
 // Needs the permission Create on `directory/people`.
 //
@@ -8477,7 +8477,7 @@ func (c *Client) ImportPeopleWithBody(ctx context.Context, partition Partition, 
 
 // ImportPeople Import people, with their users and managers, into the caller's organization: all rows or none.
 //
-// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
 // Needs the permission Create on `directory/people`.
 //
@@ -33603,7 +33603,7 @@ type ClientWithResponsesInterface interface {
 
 	// ImportPeopleWithBodyWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
-	// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -33614,7 +33614,7 @@ type ClientWithResponsesInterface interface {
 
 	// ImportPeopleWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
-	// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -56665,7 +56665,7 @@ func (c *ClientWithResponses) ComplianceSummariesWithResponse(ctx context.Contex
 
 // ImportPeopleWithBodyWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 //
-// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
 // Needs the permission Create on `directory/people`.
 //
@@ -56682,7 +56682,7 @@ func (c *ClientWithResponses) ImportPeopleWithBodyWithResponse(ctx context.Conte
 
 // ImportPeopleWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 //
-// Any bad row is a 400 listing every problem as "<message> (<row index>)" under the member's name, and nothing is written.
+// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
 // Needs the permission Create on `directory/people`.
 //
