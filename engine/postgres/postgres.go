@@ -40,7 +40,12 @@ func (driver) Open(url string, maxConns int, timeout time.Duration) (backend.Poo
 	cfg.ConnConfig.ConnectTimeout = timeout
 	tr := &tracer{timeout: timeout, refusals: p.refusals}
 	cfg.ConnConfig.Tracer = tr
-	cfg.AfterConnect = checkEncoding
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		if err := checkEncoding(ctx, c); err != nil {
+			return err
+		}
+		return readCommitted(ctx, c)
+	}
 	if p.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
 		return nil, nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -64,6 +69,7 @@ func openProbe(url string, timeout time.Duration) (*pool, error) {
 	}
 	cfg.MaxConns, cfg.MinConns = 1, 1
 	cfg.ConnConfig.ConnectTimeout = timeout
+	cfg.AfterConnect = readCommitted
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres probe: %w", err)
