@@ -52,11 +52,16 @@ func waitUntil(parent context.Context, deadline time.Time) *waitCtx {
 // start begins a wait on w, a context from waits.
 func (w *waitCtx) start(parent context.Context, deadline time.Time) {
 	w.mu.Lock()
+	w.startLocked(parent, deadline)
+	w.mu.Unlock()
+}
+
+// startLocked is start with w.mu held.
+func (w *waitCtx) startLocked(parent context.Context, deadline time.Time) {
 	w.parent, w.deadline, w.waiting = parent, deadline, true
 	if !w.armed || deadline.Before(w.fires) {
 		w.arm(deadline)
 	}
-	w.mu.Unlock()
 }
 
 // arm sets the timer to fire at t; w.mu is held.
@@ -66,12 +71,15 @@ func (w *waitCtx) arm(t time.Time) {
 }
 
 // fire is the timer's function: it ends the wait going on if its deadline has passed, arms the
-// timer again for one still to come, and lets it lapse when no wait is going on.
+// timer again for one still to come, and lets it lapse when no wait is going on or the wait
+// already expired. It can run twice for one wait: a wait that begins while the function,
+// fired for an earlier wait, is about to run, and whose deadline is earlier than that firing
+// (so already passed), arms the timer again (see TestWaitFiresOnce).
 func (w *waitCtx) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.armed = false
-	if !w.waiting {
+	if !w.waiting || w.expired.Load() {
 		return
 	}
 	if time.Now().Before(w.deadline) {

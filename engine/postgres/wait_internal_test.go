@@ -89,3 +89,29 @@ func BenchmarkWait(b *testing.B) {
 		waitUntil(ctx, time.Now().Add(10*time.Second)).release()
 	}
 }
+
+// TestWaitFiresOnce: a wait that begins while the timer's function, fired for an earlier wait,
+// is about to run, and whose deadline is earlier than the timer's (a goroutine that computed
+// its deadline and then was not scheduled for longer than the timeout; another store's
+// shorter timeout), arms the timer again: both the running function and the new firing find
+// the wait's deadline passed. The wait expires once; a second close of its channel was a panic
+// in the timer's goroutine, which ends the process.
+func TestWaitFiresOnce(t *testing.T) {
+	w := waits.New().(*waitCtx)
+	w.start(context.Background(), time.Now().Add(time.Millisecond))
+	w.release()
+	w.mu.Lock()
+	time.Sleep(50 * time.Millisecond) // the timer fires; its function waits for w.mu
+	w.startLocked(context.Background(), time.Now().Add(-time.Second))
+	w.mu.Unlock()
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a wait whose deadline passed is not done")
+	}
+	time.Sleep(50 * time.Millisecond) // the second firing
+	if !errors.Is(w.Err(), context.DeadlineExceeded) {
+		t.Errorf("Err: %v", w.Err())
+	}
+	w.release()
+}
