@@ -38,12 +38,24 @@ func ShownName(name string) string {
 
 // Quoted returns a value a client sent as a message quotes it: as %q quotes it (printable
 // ASCII and printable UTF-8; the rest escaped), and one longer than MaxShown bytes cut there,
-// its length given: `"nnnn…"… (8192 bytes)`.
+// between characters, its length given: `"nnnn…"… (8192 bytes)`.
 func Quoted(s string) string {
 	if len(s) > MaxShown {
-		return fmt.Sprintf("%q… (%d bytes)", s[:MaxShown], len(s))
+		return fmt.Sprintf("%q… (%d bytes)", s[:cut(s, MaxShown)], len(s))
 	}
 	return strconv.Quote(s)
+}
+
+// cut returns where to cut s, longer than n bytes, to at most n: n, or the start of the
+// character that n falls inside, so that a valid name is not shown with the escapes of part
+// of a character, as though the client had sent invalid UTF-8.
+func cut(s string, n int) int {
+	for i := n; i > n-utf8.UTFMax && i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return i
+		}
+	}
+	return n
 }
 
 // MaxShownPath bounds the bytes of a request path that a problem shows (its Instance, a 404's
@@ -52,10 +64,15 @@ const MaxShownPath = 256
 
 // ShownPath returns a request's escaped path (url.URL.EscapedPath: printable ASCII, a control
 // character or U+202E percent-encoded as the client could have sent it) as a problem shows
-// it: whole when at most MaxShownPath bytes, else cut there and marked with "…".
+// it: whole when at most MaxShownPath bytes, else cut there, before a %-escape the limit
+// falls inside, and marked with "…".
 func ShownPath(escaped string) string {
 	if len(escaped) > MaxShownPath {
-		return escaped[:MaxShownPath] + "…"
+		n := MaxShownPath
+		if i := strings.LastIndexByte(escaped[n-2:n], '%'); i >= 0 {
+			n -= 2 - i
+		}
+		return escaped[:n] + "…"
 	}
 	return escaped
 }
