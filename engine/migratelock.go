@@ -58,15 +58,12 @@ func (s *Store) migrateLocked(ctx context.Context) error {
 // partition's advisory lock, reads the schema, takes every table lock the plan needs, each
 // waiting at most wait, and only then changes anything (see lockTables).
 func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
-	db := s.db.WithContext(ctx)
-	// The plan must read the catalog as the migration that held the advisory lock left it. A
-	// database or role whose sessions default to REPEATABLE READ or SERIALIZABLE gave the
-	// transaction one snapshot, taken by its first statement — the wait for that lock — and
-	// the plan read the schema from before the other process's migration: it added a column
+	// The plan reads the catalog as the migration that held the advisory lock left it: every
+	// connection runs READ COMMITTED (see readCommitted in credo/engine/postgres). Under a
+	// REPEATABLE READ default the transaction's one snapshot, taken by its first statement (the
+	// wait for that lock), predated the other process's migration: the plan added a column
 	// again, and start-up failed (SQLSTATE 42701).
-	if err := db.Exec("SET TRANSACTION ISOLATION LEVEL READ COMMITTED").Error; err != nil {
-		return fmt.Errorf("isolation: %w", err)
-	}
+	db := s.db.WithContext(ctx)
 	if err := db.Exec("SELECT pg_advisory_xact_lock(?)", migrationLock(s.schema)).Error; err != nil {
 		if timedOut(err) {
 			// Not the database's silence: another process's migration, which may build an
