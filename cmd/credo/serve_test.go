@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -369,4 +371,51 @@ func TestServeLogsItsStartUp(t *testing.T) {
 	}
 	p.cmd.Process.Signal(os.Interrupt)
 	p.wait(t, 10*time.Second)
+}
+
+// TestServeKeepsAHeapFloor: serve tunes the collector to its heap floor (internal/heapfloor),
+// which /metrics shows as GOGC above 100 once it has collected, and says so on its serving
+// line; an operator's GOGC stands instead.
+func TestServeKeepsAHeapFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name, gogc, said string
+		tuned            bool
+	}{
+		{name: "GOGC unset", said: fmt.Sprintf(`gc="heap floor %d MiB"`, heapFloor>>20), tuned: true},
+		{name: "GOGC set", gogc: "100", said: `gc="GOGC from the environment"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			if tc.gogc == "" {
+				os.Unsetenv("GOGC") // t.Setenv restores it after the test
+			}
+			p := startCredo(t, "serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--database", "sqlite:"+t.TempDir(), "--partitions", "e01")
+			defer func() {
+				p.cmd.Process.Signal(os.Interrupt)
+				p.wait(t, 10*time.Second)
+			}()
+			p.waitAddr(t)
+			log := p.log()
+			if !strings.Contains(log, tc.said) {
+				t.Errorf("the log does not say %s:\n%s", tc.said, log)
+			}
+			m := regexp.MustCompile(`msg="credo admin listening" addr=([0-9.:]+)`).FindStringSubmatch(log)
+			if m == nil {
+				t.Fatalf("no admin address in the log:\n%s", log)
+			}
+			res, err := http.Get("http://" + m[1] + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			g := regexp.MustCompile(`(?m)^go_gc_gogc_percent ([0-9]+)$`).FindSubmatch(body)
+			if g == nil {
+				t.Fatalf("/metrics has no go_gc_gogc_percent")
+			}
+			if percent, _ := strconv.Atoi(string(g[1])); tc.tuned != (percent > 100) {
+				t.Errorf("go_gc_gogc_percent %d; want above 100: %v", percent, tc.tuned)
+			}
+		})
+	}
 }
