@@ -36,7 +36,7 @@ func (s *Security) failed(r *http.Request, partition, kind string, err error) {
 	}
 	observe.SetCredential(r, kind)
 	attrs := []slog.Attr{slog.String("partition", partition), slog.String("credential", kind), slog.String("reason", err.Error()),
-		slog.String("client", s.limits.Clients.Address(r)), slog.String("method", r.Method), slog.String("path", engine.ShownPath(r.URL.EscapedPath()))}
+		slog.String("client", s.limits.Clients.Address(r)), slog.String("method", engine.ShownName(r.Method)), slog.String("path", engine.ShownPath(r.URL.EscapedPath()))}
 	if kind == failNone {
 		// A client that sent nothing is routine, not an attack.
 		slog.LogAttrs(r.Context(), slog.LevelDebug, "authentication failed", attrs...)
