@@ -70,9 +70,10 @@ func (s *Store) contentDDL(r *Resource) []ddlStatement {
 		"PRIMARY KEY ("+strings.Join(append(keys, quote(seqColumn)), ", ")+")")
 	table := s.qualify(r.Content)
 	index := identifier("ix_" + r.Content + "_" + writtenColumn)
+	stmt, conc := indexDDL(false, index, table, []string{quote(writtenColumn)}, "")
 	stmts := []ddlStatement{
 		{sql: fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", table, strings.Join(cols, ",\n  ")), table: r.Content},
-		{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(index), table, quote(writtenColumn)), on: r.Content, index: index},
+		{sql: stmt, concurrently: conc, on: r.Content, index: index},
 	}
 	if s.dialect == Postgres {
 		stmts = append(stmts, ddlStatement{sql: lz4DDL(table), on: r.Content, compress: true})

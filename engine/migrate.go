@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"credo/engine/backend"
 )
 
 // Migrate creates the partition's schema, tables and indexes, and adds columns that
-// descriptors gained since the tables were created. It runs in one transaction, all or
-// nothing: a unique index that the records would break is a *DuplicatesError naming them, and
-// leaves the partition as it was. On PostgreSQL the transaction holds an advisory lock, so
-// that processes starting together do not race, and it takes every table lock it needs before
-// its first change (see migrateLocked). On SQLite a partition that lacks nothing is not
-// migrated (see upToDate).
+// descriptors gained since the tables were created. On SQLite it runs in one transaction, all
+// or nothing: a unique index that the records would break is a *DuplicatesError naming them,
+// and leaves the partition as it was; a partition that lacks nothing is not migrated (see
+// upToDate). On PostgreSQL the transaction creates the tables, their indexes and the columns,
+// taking every table lock it needs before its first change (see migrateLocked); once it has
+// committed, the indexes that tables which existed before it lack are built concurrently,
+// one by one, without stopping the writes of the processes serving them (see buildIndexes). A
+// session's advisory lock, on a connection of the migration's own, covers both, so that
+// processes starting together do not race (see onMigrationConn).
 func (s *Store) Migrate(ctx context.Context) (err error) {
 	defer wrap(&err, "migrate", s.Partition, nil)
 	if s.dialect != Postgres {
@@ -27,18 +32,55 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 			return tx.run(ctx, plan)
 		})
 	}
-	return s.migrateLocked(ctx)
+	return s.onMigrationConn(ctx, func(c *Store) error {
+		if err := c.refuseDuplicatesFirst(ctx); err != nil {
+			return err
+		}
+		if err := c.migrateLocked(ctx); err != nil {
+			return err
+		}
+		return c.buildIndexes(ctx)
+	})
 }
 
 // migrationLock is the key of the PostgreSQL advisory lock that a partition's migration holds.
 func migrationLock(schema string) int64 { return int64(fnv32("credo-migrate:" + schema)) }
 
 // migrationPlan is what a partition's migration does, read from the schema before its first
-// change: the steps, in order, and on PostgreSQL the lock that each existing table they change
-// needs, the strongest of its steps' (see lockTables).
+// change: the steps of its transaction, in order, and on PostgreSQL the lock that each existing
+// table they change needs, the strongest of its steps' (see lockTables), and the indexes built
+// on existing tables after the transaction (see buildIndexes).
 type migrationPlan struct {
-	steps []migrationStep
-	locks map[string]lockMode
+	steps  []migrationStep
+	locks  map[string]lockMode
+	builds []indexBuild
+}
+
+// indexBuild is an index that a PostgreSQL migration builds concurrently on a table that
+// existed before it: sql (CREATE [UNIQUE] INDEX CONCURRENTLY, when not empty; unique is its
+// constraint, checked before the migration's transaction by refuseDuplicatesFirst), then
+// dropping the index drop (when not empty), the one the constraint replaces. invalid: an
+// index of that name is there but INVALID, left by a build that did not finish; it is dropped
+// first.
+type indexBuild struct {
+	r            *Resource
+	table, index string
+	sql, drop    string
+	unique       *Unique
+	invalid      bool
+	// check: the records may break unique, whose columns all exist before the migration's
+	// transaction (a column it adds is empty in every record).
+	check bool
+}
+
+// hasColumns reports whether the table whose columns are have has those of fields.
+func hasColumns(have map[string]bool, fields []*Field) bool {
+	for _, f := range fields {
+		if !have[f.Column] {
+			return false
+		}
+	}
+	return true
 }
 
 // migrationStep is one statement of a migration: sql (when not empty), after checking that
@@ -54,13 +96,11 @@ type migrationStep struct {
 // lockMode is a PostgreSQL table lock mode that a migration takes, as LOCK TABLE names it.
 type lockMode string
 
-// The lock modes a migration takes on a table it changes: SHARE to create indexes (it lets
-// reads through and stops writes), ACCESS EXCLUSIVE to add a column, drop an index or turn
-// the content chunks' compression to lz4 (it stops reads too).
-const (
-	lockShare     lockMode = "SHARE"
-	lockExclusive lockMode = "ACCESS EXCLUSIVE"
-)
+// The lock mode a migration's transaction takes on a table it changes: ACCESS EXCLUSIVE, to
+// add a column or turn the content chunks' compression to lz4 (it stops reads and writes).
+// Indexes on existing tables are built after the transaction, concurrently (see
+// buildIndexes), and need no lock of its.
+const lockExclusive lockMode = "ACCESS EXCLUSIVE"
 
 // needs records that the existing table needs mode, unless it needs a stronger one.
 func (p *migrationPlan) needs(table string, mode lockMode) {
@@ -89,7 +129,9 @@ func (p *migrationPlan) lockOrder() []string {
 // that would break it (refuseDuplicates); once the index exists it drops the one the
 // constraint had under the other comparison (Unique.replaces), when a descriptor started or
 // stopped folding case. A table the migration creates needs no lock: no other transaction
-// sees it before the migration commits.
+// sees it before the migration commits, and its indexes are built in the transaction, on no
+// rows. On PostgreSQL the indexes of tables that exist, and the drops of those they replace,
+// are builds (see buildIndexes), and an INVALID index counts as missing.
 func (s *Store) plan(ctx context.Context) (*migrationPlan, error) {
 	tables, err := s.tableColumns(ctx)
 	if err != nil {
@@ -120,6 +162,24 @@ func (s *Store) plan(ctx context.Context) (*migrationPlan, error) {
 		}
 		for _, stmt := range stmts[1:] {
 			step := migrationStep{r: r, what: stmt.sql}
+			replaced := ""
+			if stmt.unique != nil {
+				if _, ok := indexes[stmt.unique.replaces(r)]; ok {
+					replaced = stmt.unique.replaces(r)
+				}
+			}
+			if s.dialect == Postgres && stmt.index != "" && tables[stmt.on] != nil {
+				b := indexBuild{r: r, table: stmt.on, index: stmt.index, drop: replaced}
+				valid, there := indexes[stmt.index]
+				if !valid {
+					b.sql, b.unique, b.invalid = stmt.concurrently, stmt.unique, there
+					b.check = b.unique != nil && hasColumns(tables[stmt.on], b.unique.Fields)
+				}
+				if b.sql != "" || b.drop != "" {
+					p.builds = append(p.builds, b)
+				}
+				continue
+			}
 			switch {
 			case stmt.table != "":
 				if tables[stmt.table] == nil {
@@ -135,14 +195,8 @@ func (s *Store) plan(ctx context.Context) (*migrationPlan, error) {
 				}
 			case !indexes[stmt.index]:
 				step.sql, step.unique = stmt.sql, stmt.unique
-				if tables[stmt.on] != nil {
-					p.needs(stmt.on, lockShare)
-				}
 			}
-			if stmt.unique != nil && indexes[stmt.unique.replaces(r)] {
-				step.drop = stmt.unique.replaces(r)
-				p.needs(r.Table, lockExclusive)
-			}
+			step.drop = replaced
 			if step.sql != "" || step.drop != "" {
 				p.steps = append(p.steps, step)
 			}
@@ -174,6 +228,27 @@ func (s *Store) run(ctx context.Context, p *migrationPlan) error {
 	return nil
 }
 
+// refuseDuplicatesFirst runs, on PostgreSQL, the check for values that each unique index to
+// be built on an existing table refuses (refuseDuplicates) before the migration's
+// transaction: records that break one refuse the migration before it changes anything, as on
+// SQLite, and the check holds no lock while it reads the table. A constraint on a column that
+// the transaction adds is not checked: the column is empty in every record. A value written
+// twice after the check, while the index is built, fails the build (see buildFailed).
+func (s *Store) refuseDuplicatesFirst(ctx context.Context) error {
+	p, err := s.plan(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range p.builds {
+		if b.check {
+			if err := s.refuseDuplicates(backend.Stream(ctx), b.r, *b.unique); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // upToDate reports whether the SQLite partition has every table, column and index that
 // migrate would create, and none that it would drop, reading the schema on the read pool. The
 // migration's transaction takes the file's write lock at BEGIN (BEGIN IMMEDIATE), and so
@@ -186,19 +261,28 @@ func (s *Store) upToDate(ctx context.Context) (bool, error) {
 	return err == nil && len(p.steps) == 0, err
 }
 
-// indexes returns the names of the partition's indexes.
+// indexes returns the partition's indexes, each with whether it is valid: on PostgreSQL a
+// concurrent build that did not finish (cancelled, its process killed, a duplicate value met)
+// leaves its index INVALID (pg_index.indisvalid), which no query uses and which is to be
+// dropped and built again. SQLite's are all valid.
 func (s *Store) indexes(ctx context.Context) (map[string]bool, error) {
-	q, args := "SELECT name FROM sqlite_master WHERE type = 'index'", []any(nil)
+	q, args := "SELECT name, 1 AS valid FROM sqlite_master WHERE type = 'index'", []any(nil)
 	if s.dialect == Postgres {
-		q, args = "SELECT indexname FROM pg_indexes WHERE schemaname = ?", []any{s.schema}
+		q, args = `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index AS i
+			JOIN pg_class AS c ON c.oid = i.indexrelid
+			JOIN pg_namespace AS n ON n.oid = c.relnamespace
+			WHERE n.nspname = ?`, []any{s.schema}
 	}
-	var names []string
-	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&names).Error; err != nil {
+	var rows []struct {
+		Name  string
+		Valid bool
+	}
+	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("indexes: %w", err)
 	}
-	have := make(map[string]bool, len(names))
-	for _, n := range names {
-		have[n] = true
+	have := make(map[string]bool, len(rows))
+	for _, row := range rows {
+		have[row.Name] = row.Valid
 	}
 	return have, nil
 }

@@ -29,8 +29,7 @@ func TestReplicasMigratingTogetherUnderRepeatableRead(t *testing.T) {
 		sep = "&"
 	}
 	rr := url + sep + "default_transaction_isolation=repeatable%20read"
-	// Both start-ups queue for the migration's advisory lock, held here, each in a transaction
-	// whose snapshot predates the other's migration.
+	// Both start-ups wait for the migration's advisory lock, held here.
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, engine.MigrationLock(p)); err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +49,25 @@ func TestReplicasMigratingTogetherUnderRepeatableRead(t *testing.T) {
 }
 
 // waitForMigrationWaiters waits until n sessions wait for the migration's advisory lock of
-// partition p, and fails the test after 10 s.
+// partition p, and fails the test after 10 s. A migration waits by trying the lock again and
+// again, never in a statement (see engine.onMigrationConn): the sessions whose last statement
+// tried it, and any waiting for it in a statement.
 func waitForMigrationWaiters(t *testing.T, conn *pgx.Conn, p string, n int) {
 	t.Helper()
+	// A connection of its own: conn may be in a transaction, which sees pg_stat_activity as it
+	// was at its first read.
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, conn.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var waiting int
-		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-			AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = $1`, engine.MigrationLock(p)).Scan(&waiting); err != nil {
+		if err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+			AND query = format('SELECT pg_try_advisory_lock(%s)', $1::bigint))
+			+ (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = $1)`, engine.MigrationLock(p)).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if waiting >= n {

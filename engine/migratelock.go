@@ -54,25 +54,17 @@ func (s *Store) migrateLocked(ctx context.Context) error {
 	}
 }
 
-// migrateAttempt is one attempt of a PostgreSQL migration, in its transaction: it takes the
-// partition's advisory lock, reads the schema, takes every table lock the plan needs, each
-// waiting at most wait, and only then changes anything (see lockTables).
+// migrateAttempt is one attempt of a PostgreSQL migration, in its transaction, on the
+// migration's connection, which holds the partition's advisory lock (see onMigrationConn): it
+// reads the schema, takes every table lock the plan needs, each waiting at most wait, and only
+// then changes anything (see lockTables).
 func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
 	// The plan reads the catalog as the migration that held the advisory lock left it: every
 	// connection runs READ COMMITTED (see readCommitted in credo/engine/postgres). Under a
-	// REPEATABLE READ default the transaction's one snapshot, taken by its first statement (the
-	// wait for that lock), predated the other process's migration: the plan added a column
-	// again, and start-up failed (SQLSTATE 42701).
+	// REPEATABLE READ default the transaction's one snapshot, taken by its first statement,
+	// could predate the other process's migration: the plan added a column again, and
+	// start-up failed (SQLSTATE 42701).
 	db := s.db.WithContext(ctx)
-	if err := db.Exec("SELECT pg_advisory_xact_lock(?)", migrationLock(s.schema)).Error; err != nil {
-		if timedOut(err) {
-			// Not the database's silence: another process's migration, which may build an
-			// index on a large table, held the lock. %v: start-up does not report it as the
-			// database not answering.
-			return fmt.Errorf("another process (a replica starting beside this one, credo secret, load or seed) was migrating %s and held its lock for more than %v; start again once it is done, or raise --database-timeout: %v", s.Partition, s.timeout, err)
-		}
-		return fmt.Errorf("lock: %w", err)
-	}
 	if err := db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
@@ -80,8 +72,6 @@ func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
 	if err != nil || len(plan.steps) == 0 {
 		return err
 	}
-	// After the advisory lock, whose wait is another process's migration: the statement's
-	// deadline bounds it.
 	if err := db.Exec(fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())).Error; err != nil {
 		return fmt.Errorf("lock_timeout: %w", err)
 	}
@@ -107,9 +97,9 @@ func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
 // the other order from holding one the migration waits for while it waits for one the
 // migration has locked (that deadlock failed start-up with 40P01 too): the migration's wait
 // ends first (migrationLockWait), it rolls back, which lets the transaction through, and tries
-// again. Taken first, the locks also make the check for values that a unique index refuses
-// (refuseDuplicates) see the rows the index is built on: no write lands between them.
-// SQLite's migration holds the whole file from BEGIN IMMEDIATE.
+// again. The indexes of existing tables need no lock here: they are built after the
+// transaction, concurrently (see buildIndexes). SQLite's migration holds the whole file from
+// BEGIN IMMEDIATE.
 func (s *Store) lockTables(ctx context.Context, p *migrationPlan) error {
 	db := s.db.WithContext(ctx)
 	for _, table := range p.lockOrder() {

@@ -186,9 +186,10 @@ func TestStartUpBesideALongWriteOnSQLite(t *testing.T) {
 	}
 }
 
-// TestStartUpWaitingForAnotherMigration: a start-up that waits past its timeout for another
-// process's migration of the partition (a replica starting beside it, building an index on a
-// large table) says so, rather than that the database did not answer, which it did.
+// TestStartUpWaitingForAnotherMigration: a start-up that waits past its migration timeout for
+// another process's migration of the partition (a replica starting beside it, building an
+// index on a large table) says so, naming the process, rather than that the database did not
+// answer, which it did.
 func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 	reg := fixtureRegistry(t)
 	url, p := testenv.Postgres(t), testenv.Partition(t)
@@ -197,11 +198,12 @@ func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, engine.MigrationLock(p)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, reg)
+	_, err := engine.Limits{Timeout: 300 * time.Millisecond, MigrationTimeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, reg)
 	if err == nil {
 		t.Fatal("a start-up beside another process's migration that outlasts the timeout succeeded")
 	}
 	if msg := err.Error(); !strings.Contains(msg, "another process") || !strings.Contains(msg, "was migrating "+p) ||
+		!strings.Contains(msg, fmt.Sprintf("held by pid %d (", conn.PgConn().PID())) || !strings.Contains(msg, "raise --migration-timeout") ||
 		strings.Contains(msg, "did not connect or answer") {
 		t.Errorf("a start-up beside another process's migration: %v", err)
 	}
@@ -298,13 +300,19 @@ func twoTables(t *testing.T, noted bool) *engine.Registry {
 	return reg
 }
 
-// waitForMigrationLock waits until a transaction waits for a lock on table p.table (the
-// migration), and fails the test after 10 s.
+// waitForMigrationLock waits until the migration waits for a lock on table p.table, or its
+// concurrent index build or drop on the partition waits for other transactions, and fails the
+// test after 10 s.
 func waitForMigrationLock(t *testing.T, conn *pgx.Conn, p, table string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var waiting bool
-		if err := conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = $1::regclass)`,
+		// A concurrent build or drop holds SHARE UPDATE EXCLUSIVE on the table while it waits
+		// for other transactions. (pg_locks, not pg_stat_activity: conn may be in a
+		// transaction, which sees the statistics views as they were at its first read.)
+		if err := conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = $1::regclass)
+			OR EXISTS (SELECT FROM pg_locks AS l JOIN pg_locks AS w ON w.pid = l.pid AND NOT w.granted
+				WHERE l.relation = $1::regclass AND l.granted AND l.mode = 'ShareUpdateExclusiveLock')`,
 			p+"."+table).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}

@@ -186,11 +186,28 @@ func linkIndexes(reg *Registry) map[*Resource][][]*Field {
 // ddlStatement is one statement of a resource's DDL: table names the table it creates, on the
 // existing table it changes (an index's, or the content table whose chunks compress turns to
 // lz4), index the index it creates, if any, and unique the constraint whose index it is (nil
-// for others).
+// for others). An index's concurrently is its PostgreSQL build on a table that exists
+// (CREATE INDEX CONCURRENTLY, without IF NOT EXISTS: see buildIndexes).
 type ddlStatement struct {
 	sql, table, on, index string
+	concurrently          string
 	unique                *Unique
 	compress              bool
+}
+
+// indexDDL returns the two forms of an index's statement: sql, idempotent, for a migration's
+// transaction (a new table's, or SQLite's), and concurrently, for PostgreSQL's build on a table
+// that exists. where, when not empty, makes it partial.
+func indexDDL(unique bool, name, table string, cols []string, where string) (sql, concurrently string) {
+	kind := "INDEX"
+	if unique {
+		kind = "UNIQUE INDEX"
+	}
+	rest := fmt.Sprintf("%s ON %s (%s)", quote(name), table, strings.Join(cols, ", "))
+	if where != "" {
+		rest += " WHERE " + where
+	}
+	return "CREATE " + kind + " IF NOT EXISTS " + rest, "CREATE " + kind + " CONCURRENTLY " + rest
 }
 
 // DDL returns the statements that create a resource's table and indexes, idempotently: the
@@ -231,11 +248,8 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 			}
 		}
 		name := uniqueIndexName(r, u)
-		stmt := fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", "))
-		if len(where) > 0 {
-			stmt += " WHERE " + strings.Join(where, " AND ")
-		}
-		stmts = append(stmts, ddlStatement{sql: stmt, on: r.Table, index: name, unique: &u})
+		stmt, conc := indexDDL(true, name, s.Table(r), cols, strings.Join(where, " AND "))
+		stmts = append(stmts, ddlStatement{sql: stmt, concurrently: conc, on: r.Table, index: name, unique: &u})
 	}
 	for _, p := range plain {
 		cols := make([]string, len(p))
@@ -243,7 +257,8 @@ func (s *Store) DDL(r *Resource, extra [][]*Field) []ddlStatement {
 			cols[i] = quote(f.Column)
 		}
 		name := indexName("ix", r, p)
-		stmts = append(stmts, ddlStatement{sql: fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quote(name), s.Table(r), strings.Join(cols, ", ")), on: r.Table, index: name})
+		stmt, conc := indexDDL(false, name, s.Table(r), cols, "")
+		stmts = append(stmts, ddlStatement{sql: stmt, concurrently: conc, on: r.Table, index: name})
 	}
 	if r.Content != "" {
 		stmts = append(stmts, s.contentDDL(r)...)

@@ -34,6 +34,7 @@ const (
 // partition.
 const (
 	DefaultTimeout          = 10 * time.Second
+	DefaultMigrationTimeout = time.Hour
 	DefaultSQLiteMaxConns   = 4
 	DefaultPostgresMaxConns = 32
 )
@@ -55,14 +56,24 @@ type Limits struct {
 	// connection and one for Ping). Zero means
 	// DefaultPostgresMaxConns or DefaultSQLiteMaxConns.
 	MaxConns int
+	// MigrationTimeout bounds, on PostgreSQL, each index that a migration builds on a table
+	// that exists (CREATE INDEX CONCURRENTLY, after the migration's transaction; see
+	// buildIndexes), with the check for values a unique one refuses, and the wait for
+	// another process's migration of the partition, which may be building one: work that
+	// grows with the tables, which Timeout, the bound of every request's statements, cannot
+	// cover. Zero means DefaultMigrationTimeout. SQLite ignores it.
+	MigrationTimeout time.Duration
 }
 
 func (l Limits) withDefaults(d Dialect) (Limits, error) {
-	if l.Timeout < 0 || l.MaxConns < 0 {
-		return l, fmt.Errorf("engine: limits must not be negative (timeout %v, max conns %d)", l.Timeout, l.MaxConns)
+	if l.Timeout < 0 || l.MaxConns < 0 || l.MigrationTimeout < 0 {
+		return l, fmt.Errorf("engine: limits must not be negative (timeout %v, max conns %d, migration timeout %v)", l.Timeout, l.MaxConns, l.MigrationTimeout)
 	}
 	if l.Timeout == 0 {
 		l.Timeout = DefaultTimeout
+	}
+	if l.MigrationTimeout == 0 {
+		l.MigrationTimeout = DefaultMigrationTimeout
 	}
 	if l.MaxConns == 0 {
 		l.MaxConns = DefaultSQLiteMaxConns
@@ -97,8 +108,9 @@ func Open(ctx context.Context, url string, partitions []string, reg *Registry) (
 // Open opens the storage like the package's Open, within the limits l. Connecting, and each
 // statement of a partition's migration, must end within l.Timeout: a database that does not
 // answer fails start-up with an error naming the partition and the database. The timeout
-// bounds each step, not the migration as a whole, whose work grows with the tables (an index
-// built on a large table is one statement: it may need a larger timeout). A cancelled ctx
+// bounds each step, not the migration as a whole, whose work grows with the tables: on
+// PostgreSQL an index built on a table that exists, and the wait for another process's
+// migration, are bounded by l.MigrationTimeout instead. A cancelled ctx
 // stops start-up at once. A failed Open closes what it opened in the background: a connection
 // attempt to a database that does not answer ends only at its timeout.
 func (l Limits) Open(ctx context.Context, url string, partitions []string, reg *Registry) (*Database, error) {
@@ -241,7 +253,7 @@ func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) err
 	writers := contentWriters(d.limits.MaxConns)
 	for _, p := range d.order {
 		d.stores[p] = &Store{Partition: p, db: db, pool: pool, schema: p, dialect: Postgres, reg: reg,
-			plans: &planCache{}, timeout: d.limits.Timeout, database: d, writers: writers}
+			plans: &planCache{}, timeout: d.limits.Timeout, migrationTimeout: d.limits.MigrationTimeout, database: d, writers: writers}
 	}
 	return nil
 }
@@ -303,6 +315,9 @@ type Store struct {
 	inTx bool
 	// timeout bounds each statement (Limits.Timeout).
 	timeout time.Duration
+	// migrationTimeout bounds each index build of a PostgreSQL migration and its wait for
+	// another process's (Limits.MigrationTimeout).
+	migrationTimeout time.Duration
 	// database is the database the store belongs to (PostgreSQL: its probe and request pool).
 	database *Database
 	// sqliteProbe answers Ping on SQLite, apart from the partition's pool.
