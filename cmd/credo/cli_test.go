@@ -32,10 +32,10 @@ func TestHelpListsOnlyTheVerbsFlags(t *testing.T) {
 		mentioned []string
 	}{
 		{args: []string{"serve"}, synopsis: "credo serve [flags]",
-			flags: []string{"addr", "partitions", "v1-partition", "database", "partition-database", "database-timeout", "database-max-conns", "descriptors",
+			flags: []string{"addr", "partitions", "v1-partition", "database", "partition-database", "database-timeout", "migration-timeout", "database-max-conns", "descriptors",
 				"log-format", "log-level", "admin-addr", "cors-origins", "read-header-timeout", "read-timeout", "write-timeout",
 				"idle-timeout", "max-header-bytes", "shutdown-delay", "shutdown-timeout", "rate-limits", "trusted-proxies"},
-			notFlags: []string{"partition", "resource", "dry-run", "rows"}, mentioned: []string{"CREDO_DATABASE_TIMEOUT", "CREDO_DATABASE_MAX_CONNS", "exits 3"}},
+			notFlags: []string{"partition", "resource", "dry-run", "rows"}, mentioned: []string{"CREDO_DATABASE_TIMEOUT", "CREDO_MIGRATION_TIMEOUT", "CREDO_DATABASE_MAX_CONNS", "exits 3"}},
 		{args: []string{"load"}, synopsis: "credo load [flags] FILE",
 			flags:    []string{"partition", "resource", "dry-run", "database", "partition-database", "database-timeout", "descriptors"},
 			notFlags: []string{"addr", "partitions", "v1-partition", "database-max-conns", "rows"}, mentioned: []string{"row index", "credentials"}},
@@ -125,6 +125,7 @@ func TestExitCodes(t *testing.T) {
 		// A unit left out, or a zero, is refused by the flag as by its CREDO_* twin, not taken
 		// for the default.
 		{args: []string{"serve", "--database-timeout", "10"}, code: 2, says: "database-timeout: is not a positive duration such as 10s"},
+		{args: []string{"serve", "--migration-timeout", "0"}, code: 2, says: "migration-timeout: is not a positive duration such as 10s"},
 		{args: []string{"serve", "--database-max-conns", "0"}, code: 2, says: "database-max-conns: is not a positive number"},
 		{args: []string{"serve", "--database-max-conns", "-3"}, code: 2, says: "database-max-conns: is not a positive number"},
 		{args: []string{"serve", "extra"}, code: 2, says: "wrong number of arguments"},
@@ -153,6 +154,11 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("a bad CREDO_DATABASE_TIMEOUT: %d %q", code, stderr)
 	}
 	t.Setenv("CREDO_DATABASE_TIMEOUT", "")
+	t.Setenv("CREDO_MIGRATION_TIMEOUT", "an hour")
+	if code, _, stderr := cli(t, "serve"); code != 2 || !strings.Contains(stderr, "CREDO_MIGRATION_TIMEOUT") {
+		t.Errorf("a bad CREDO_MIGRATION_TIMEOUT: %d %q", code, stderr)
+	}
+	t.Setenv("CREDO_MIGRATION_TIMEOUT", "")
 	// A malformed key is a usage error found before any database is opened or migrated.
 	for name, value := range map[string]string{"CREDO_COOKIE_KEY": "not base64 of 32 bytes", "CREDO_SIGNING_KEY": "short"} {
 		t.Run(name, func(t *testing.T) {

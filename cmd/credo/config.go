@@ -32,7 +32,7 @@ type config struct {
 	// beside the embedded ones: a maintainer's way to try a new group without rebuilding.
 	Descriptors []string
 	// DB bounds what credo takes from the database and waits for it (--database-timeout,
-	// --database-max-conns).
+	// --migration-timeout, --database-max-conns).
 	DB engine.Limits
 	// Limits are serve's abuse limits (--rate-limits, --trusted-proxies); nil elsewhere.
 	Limits *limit.Set
@@ -63,7 +63,7 @@ func newConfig() *config {
 		V1Partition: env("CREDO_V1_PARTITION", ""),
 		partitions:  env("CREDO_PARTITIONS", "e01"),
 		descriptors: env("CREDO_DESCRIPTORS", ""),
-		DB:          engine.Limits{Timeout: engine.DefaultTimeout},
+		DB:          engine.Limits{Timeout: engine.DefaultTimeout, MigrationTimeout: engine.DefaultMigrationTimeout},
 	}
 	placed, err := parsePlacements(env("CREDO_PARTITION_DATABASES", ""))
 	if err != nil {
@@ -73,6 +73,11 @@ func newConfig() *config {
 	if v := env("CREDO_DATABASE_TIMEOUT", ""); v != "" {
 		if err := setPositiveDuration(&c.DB.Timeout, v); err != nil {
 			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_TIMEOUT=%q %v", v, err))
+		}
+	}
+	if v := env("CREDO_MIGRATION_TIMEOUT", ""); v != "" {
+		if err := setPositiveDuration(&c.DB.MigrationTimeout, v); err != nil {
+			c.problems = append(c.problems, fmt.Sprintf("CREDO_MIGRATION_TIMEOUT=%q %v", v, err))
 		}
 	}
 	if v := env("CREDO_DATABASE_MAX_CONNS", ""); v != "" {
@@ -111,6 +116,8 @@ func (c *config) databaseFlags(fs *flag.FlagSet) {
 		"`PARTITION=DATABASE` places a partition on another database than --database, with its own pool; repeatable (CREDO_PARTITION_DATABASES, comma-separated)")
 	fs.Func("database-timeout", fmt.Sprintf("longest wait for the database: each statement, connection and start-up step (default %s) (CREDO_DATABASE_TIMEOUT)", c.DB.Timeout),
 		func(v string) error { return setPositiveDuration(&c.DB.Timeout, v) })
+	fs.Func("migration-timeout", fmt.Sprintf("longest build of an index that a PostgreSQL migration adds to an existing table, and longest wait for another process's migration (default %s) (CREDO_MIGRATION_TIMEOUT)", c.DB.MigrationTimeout),
+		func(v string) error { return setPositiveDuration(&c.DB.MigrationTimeout, v) })
 }
 
 // poolFlags declares the size of serve's connection pool.

@@ -33,7 +33,9 @@ const serveDoc = `Serve the API: /v2/{partition}/… for every partition and /ap
 
 Start-up opens and migrates every partition on its database (--database, or the one
 --partition-database places it on); a database that does not connect or answer within
---database-timeout stops it with exit status 1, naming the partition and the database. SIGINT or SIGTERM during start-up exits at once with status 0.
+--database-timeout stops it with exit status 1, naming the partition and the database. On
+PostgreSQL an index that a release adds to an existing table is built concurrently (writes go
+on), within --migration-timeout. SIGINT or SIGTERM during start-up exits at once with status 0.
 
 SIGINT or SIGTERM while serving turns /readyz 503, waits --shutdown-delay, stops accepting
 connections, lets in-flight requests finish, closes the database connections, and exits 0.
