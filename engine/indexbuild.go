@@ -43,9 +43,9 @@ const migrationLockPoll = 200 * time.Millisecond
 const migrationSlowEvery = 30 * time.Second
 
 // onMigrationConn runs fn with a store bound to one connection of the pool, taken for the
-// migration (CREATE INDEX CONCURRENTLY refuses to run inside a transaction, which a pooled
-// statement could meet), once that connection holds the partition's advisory lock (see
-// lockMigration). It releases the lock and the session's settings before the connection goes
+// migration, once that connection holds the partition's advisory lock (see lockMigration): the
+// session's lock and the settings of its builds hold only on the connection that took them,
+// and each CREATE INDEX CONCURRENTLY must run there, outside any transaction. It releases the lock and the session's settings before the connection goes
 // back to the pool.
 func (s *Store) onMigrationConn(ctx context.Context, fn func(c *Store) error) error {
 	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {

@@ -59,11 +59,11 @@ func (s *Store) migrateLocked(ctx context.Context) error {
 // reads the schema, takes every table lock the plan needs, each waiting at most wait, and only
 // then changes anything (see lockTables).
 func (s *Store) migrateAttempt(ctx context.Context, wait time.Duration) error {
-	// The plan reads the catalog as the migration that held the advisory lock left it: every
-	// connection runs READ COMMITTED (see readCommitted in credo/engine/postgres). Under a
-	// REPEATABLE READ default the transaction's one snapshot, taken by its first statement,
-	// could predate the other process's migration: the plan added a column again, and
-	// start-up failed (SQLSTATE 42701).
+	// The plan reads the catalog as the migration that held the advisory lock left it: the
+	// lock is taken before the transaction begins, and every connection runs READ COMMITTED
+	// (see readCommitted in credo/engine/postgres). Under a REPEATABLE READ default, with the
+	// lock taken in the transaction, the transaction's one snapshot predated the other
+	// process's migration: the plan added a column again, and start-up failed (SQLSTATE 42701).
 	db := s.db.WithContext(ctx)
 	if err := db.Exec("CREATE SCHEMA IF NOT EXISTS " + quote(s.schema)).Error; err != nil {
 		return fmt.Errorf("create schema: %w", err)
