@@ -65,7 +65,12 @@ func Start(floor uint64) *Floor {
 }
 
 // arm registers a cleanup that runs Tune after the collector finds a fresh sentinel
-// unreachable, that is after the next cycle, and arms again until Stop.
+// unreachable, and arms again until Stop. The runtime queues the cleanup when it sweeps the
+// sentinel's span and runs it once that cycle's sweep is done (runtime/mgcsweep.go flushes the
+// queue then), so the GOGC a cycle ends with is the one set after the cycle before: when the
+// live heap jumps past the floor within one cycle, that cycle's goal is up to 1 + GOGC/100 of
+// the cycle before (about 3.5) times its live heap instead of 2, until Tune runs. A sentinel allocated while a cycle marks is
+// allocated marked and outlives that cycle, which then goes untuned; the next one tunes.
 func (f *Floor) arm() {
 	runtime.AddCleanup(new(sentinel), func(f *Floor) {
 		if f.Tune() {
