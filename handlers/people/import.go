@@ -267,42 +267,47 @@ func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, 
 	return out, err
 }
 
-// write builds the records and inserts them in one transaction.
+// write inserts the records in one transaction, each resource's built as its load reads them
+// (see batch): the users, then the persons, the person fields and the connections.
 func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, managers []string, existing map[[2]string]bool, by string) error {
-	users := &batch{r: im.m.user}
-	persons := &batch{r: im.m.person}
-	fields := &batch{r: im.m.field}
-	conns := &batch{r: im.m.conn}
 	var promote [][]any
-	createdBy, _ := engine.ParseUUID(by)
-	for i, r := range im.rows {
-		uid, full := userIDs[i], fullName(r)
-		if _, ok := im.users[im.same(r.Email)]; !ok {
-			users.add(i, map[string]any{"UserIdentifier": uid, "Email": r.Email, "FirstName": r.FirstName,
-				"LastName": r.LastName, "FullName": full})
+	for i, mgr := range managers {
+		if isManager, ok := existing[[2]string{mgr, userIDs[i]}]; mgr != "" && ok && !isManager {
+			promote = append(promote, []any{mgr, userIDs[i]})
 		}
-		person := map[string]any{"PersonIdentifier": im.ids[i], "UserIdentifier": uid, "OrganizationIdentifier": im.org,
-			"FullName": full, "PersonCode": im.ids[i], "JobTitle": r.BusinessTitle, "EmployeeType": r.EmployeeType}
+	}
+	createdBy, _ := engine.ParseUUID(by)
+	batches := []*batch{{r: im.m.user, of: func(i int) map[string]any {
+		r := im.rows[i]
+		if _, ok := im.users[im.same(r.Email)]; ok {
+			return nil
+		}
+		return map[string]any{"UserIdentifier": userIDs[i], "Email": r.Email, "FirstName": r.FirstName,
+			"LastName": r.LastName, "FullName": fullName(r)}
+	}}, {r: im.m.person, of: func(i int) map[string]any {
+		r := im.rows[i]
+		person := map[string]any{"PersonIdentifier": im.ids[i], "UserIdentifier": userIDs[i], "OrganizationIdentifier": im.org,
+			"FullName": fullName(r), "PersonCode": im.ids[i], "JobTitle": r.BusinessTitle, "EmployeeType": r.EmployeeType}
 		if createdBy != "" {
 			person["CreatedBy"] = createdBy
 		}
-		persons.add(i, person)
-		if r.Location != "" {
-			fields.add(i, map[string]any{"FieldIdentifier": engine.NewID(), "OrganizationIdentifier": im.org,
-				"UserIdentifier": uid, "FieldName": LocationField, "FieldValue": r.Location})
+		return person
+	}}, {r: im.m.field, of: func(i int) map[string]any {
+		if im.rows[i].Location == "" {
+			return nil
 		}
-		if mgr := managers[i]; mgr != "" {
-			pair := [2]string{mgr, uid}
-			if isManager, ok := existing[pair]; !ok {
-				conns.add(i, map[string]any{"FromUserIdentifier": mgr, "ToUserIdentifier": uid, "IsManager": true})
-			} else if !isManager {
-				promote = append(promote, []any{mgr, uid})
-			}
+		return map[string]any{"FieldIdentifier": engine.NewID(), "OrganizationIdentifier": im.org,
+			"UserIdentifier": userIDs[i], "FieldName": LocationField, "FieldValue": im.rows[i].Location}
+	}}, {r: im.m.conn, of: func(i int) map[string]any {
+		mgr := managers[i]
+		if _, ok := existing[[2]string{mgr, userIDs[i]}]; mgr == "" || ok {
+			return nil
 		}
-	}
+		return map[string]any{"FromUserIdentifier": mgr, "ToUserIdentifier": userIDs[i], "IsManager": true}
+	}}}
 	return st.Transaction(ctx, func(tx *engine.Store) error {
-		for _, b := range []*batch{users, persons, fields, conns} {
-			if err := b.insert(ctx, tx); err != nil {
+		for _, b := range batches {
+			if err := b.insert(ctx, tx, len(im.rows)); err != nil {
 				return err
 			}
 		}

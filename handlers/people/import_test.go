@@ -104,8 +104,11 @@ func pid(n int) string { return fmt.Sprintf("0190a6f0-0000-7000-9000-%012d", n) 
 
 // thousand returns 1,000 good rows: managers are the seeded boss, a later row or an earlier
 // row; row 5 imports the user of another organization, which only an operator may.
-func thousand() []row {
-	rows := make([]row, 1000)
+func thousand() []row { return goodRows(1000) }
+
+// goodRows returns n good rows (at most 10,000) made as thousand's.
+func goodRows(n int) []row {
+	rows := make([]row, n)
 	for i := range rows {
 		r := row{"Identifier": pid(i), "Email": fmt.Sprintf("person%04d@example.com", i), "FirstName": fmt.Sprintf("First%d", i),
 			"LastName": "Last, \"Q\"", "BusinessTitle": "Welder", "EmployeeType": []string{"Employee", "Contractor", ""}[i%3]}
@@ -113,7 +116,7 @@ func thousand() []row {
 		case 0:
 			r["Manager"] = boss
 		case 1:
-			r["Manager"] = fmt.Sprintf("person%04d@example.com", (i+1)%1000)
+			r["Manager"] = fmt.Sprintf("person%04d@example.com", (i+1)%n)
 		case 2:
 			r["Manager"] = fmt.Sprintf("person%04d@example.com", i-1)
 		}
