@@ -106,7 +106,7 @@ func pid(n int) string { return fmt.Sprintf("0190a6f0-0000-7000-9000-%012d", n) 
 // row; row 5 imports the user of another organization, which only an operator may.
 func thousand() []row { return goodRows(1000) }
 
-// goodRows returns n good rows (at most 10,000) made as thousand's.
+// goodRows returns n good rows made as thousand's.
 func goodRows(n int) []row {
 	rows := make([]row, n)
 	for i := range rows {
