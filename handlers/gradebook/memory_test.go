@@ -6,9 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"credo/engine"
 	"credo/handlers/gradebook"
 	"credo/internal/openapitest"
+	"credo/internal/testenv"
 )
 
 // The export and the download must keep the growth of the heap in use under growthLimit
@@ -51,17 +49,17 @@ func TestExportMemoryFlat(t *testing.T) {
 		for _, format := range []engine.Format{engine.FormatJSON, engine.FormatCSV} {
 			var x gradebook.Export
 			began := time.Now()
-			m := measure(func() { x = e.export(t, callerA, "Format="+string(format)) })
+			m := testenv.MeasureHeap(func() { x = e.export(t, callerA, "Format="+string(format)) })
 			recorded, chunks := e.stored(t, x.ExportKey)
 			if !recorded {
 				t.Fatalf("export %s not recorded", format)
 			}
 			t.Logf("export %s: %d chunks in %v; %s", format, chunks, time.Since(began), m)
-			if m.peak-m.base >= growthLimit {
-				t.Errorf("export %s: heap in use grew by %s, want under %s", format, mib(m.peak-m.base), mib(growthLimit))
+			if m.Growth() >= growthLimit {
+				t.Errorf("export %s: heap in use grew by %s, want under %s", format, testenv.MiB(m.Growth()), testenv.MiB(growthLimit))
 			}
 			var n int64
-			m = measure(func() { n = e.downloadDiscard(t, callerA, x) })
+			m = testenv.MeasureHeap(func() { n = e.downloadDiscard(t, callerA, x) })
 			t.Logf("download %s: %d bytes; %s", format, n, m)
 			if n <= (chunks-1)*engine.ChunkSize || n > chunks*engine.ChunkSize {
 				t.Errorf("download %s: %d bytes, want what %d chunks hold", format, n, chunks)
@@ -69,8 +67,8 @@ func TestExportMemoryFlat(t *testing.T) {
 			if n <= growthLimit {
 				t.Errorf("download %s: %d bytes, not more than the limit: the test proves nothing", format, n)
 			}
-			if m.peak-m.base >= growthLimit {
-				t.Errorf("download %s: heap in use grew by %s, want under %s", format, mib(m.peak-m.base), mib(growthLimit))
+			if m.Growth() >= growthLimit {
+				t.Errorf("download %s: heap in use grew by %s, want under %s", format, testenv.MiB(m.Growth()), testenv.MiB(growthLimit))
 			}
 		}
 	})
@@ -103,52 +101,6 @@ func insertMany(t testing.TB, st *engine.Store, n int) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// measurement is the heap while a function ran.
-type measurement struct {
-	base, peak, allocated uint64
-}
-
-func (m measurement) String() string {
-	return fmt.Sprintf("heap in use: before %s, peak %s; allocated %s", mib(m.base), mib(m.peak), mib(m.allocated))
-}
-
-func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// measure runs fn while sampling HeapInuse every millisecond. The collector runs at
-// GOGC=25 meanwhile, so that the heap in use follows what fn keeps rather than how much
-// garbage the default pacing (GOGC=100: up to the live heap again) lets pile up.
-func measure(fn func()) measurement {
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	m := measurement{base: ms.HeapInuse, peak: ms.HeapInuse}
-	total := ms.TotalAlloc
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		var s runtime.MemStats
-		for {
-			runtime.ReadMemStats(&s)
-			m.peak = max(m.peak, s.HeapInuse)
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	runtime.ReadMemStats(&ms)
-	m.peak = max(m.peak, ms.HeapInuse)
-	m.allocated = ms.TotalAlloc - total
-	return m
 }
 
 // downloadDiscard downloads an export without keeping the body, returning its length.
