@@ -24,8 +24,9 @@ import (
 
 // heapFloor is how far above the live heap the collector's heap goal stays (internal/heapfloor)
 // unless GOGC is set. A serving credo keeps about 3 MiB live, so at GOGC 100 it collected
-// every 3 MiB or so of allocation, some 70 times a second under load, and spent about 5% of a get's
-// CPU marking (BENCHMARKS.md). A live heap larger than the floor is collected as at GOGC 100.
+// every 3 MiB or so of allocation, some 70 times a second under load, and spent about 5% of a
+// get's CPU marking (BENCHMARKS.md). A live heap larger than the floor is collected as at
+// GOGC 100.
 const heapFloor = 8 << 20
 
 const serveDoc = `Serve the API: /v2/{partition}/… for every partition and /api (version 1) for one, with
