@@ -45,8 +45,8 @@ const migrationSlowEvery = 30 * time.Second
 // onMigrationConn runs fn with a store bound to one connection of the pool, taken for the
 // migration, once that connection holds the partition's advisory lock (see lockMigration): the
 // session's lock and the settings of its builds hold only on the connection that took them,
-// and each CREATE INDEX CONCURRENTLY must run there, outside any transaction. It releases the lock and the session's settings before the connection goes
-// back to the pool.
+// and each CREATE INDEX CONCURRENTLY must run there, outside any transaction. It releases the
+// lock and the session's settings before the connection goes back to the pool.
 func (s *Store) onMigrationConn(ctx context.Context, fn func(c *Store) error) error {
 	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
 		c := *s
@@ -106,6 +106,7 @@ func (s *Store) lockMigration(ctx context.Context) error {
 	}
 }
 
+// heldBy is the clause of an error that names the lock's holder, when it is known.
 func heldBy(holder string) string {
 	if holder == "" {
 		return ""
