@@ -2,11 +2,8 @@ package engine_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -302,38 +299,8 @@ func TestMigrationAddsAnIndexedMember(t *testing.T) {
 // key, read apart from the engine.
 func indexesOf(t *testing.T, b testenv.Backend, p, table string) []string {
 	t.Helper()
-	ctx := context.Background()
-	var out []string
-	if b.Name == "postgres" {
-		conn, err := pgx.Connect(ctx, b.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		rows, _ := conn.Query(ctx, `SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-			WHERE i.indrelid = $1::regclass AND NOT i.indisprimary AND i.indisvalid`, p+"."+table)
-		if out, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(strings.TrimPrefix(b.URL, "sqlite:"), p+".db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`, table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return catalogStrings(t, b, p,
+		`SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+			WHERE i.indrelid = $1::regclass AND NOT i.indisprimary AND i.indisvalid`, []any{p + "." + table},
+		`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`, []any{table})
 }

@@ -164,6 +164,19 @@ func editedUsers(t *testing.T, edit func(data string) string) fstest.MapFS {
 // users.name") in partition p of b's database, read apart from the engine.
 func schemaOf(t *testing.T, b testenv.Backend, p string) []string {
 	t.Helper()
+	return catalogStrings(t, b, p,
+		`SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'users'
+			UNION ALL SELECT 'column users.' || column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'users'`, []any{p},
+		`SELECT 'index ' || name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'users'
+			UNION ALL SELECT 'column users.' || name FROM pragma_table_info('users')`, nil)
+}
+
+// catalogStrings returns, sorted, the one text column of a catalog query on partition p of
+// b's database, read apart from the engine: pg with pgArgs on PostgreSQL, lite with liteArgs
+// on SQLite (on the partition's file, waiting for the locks of a start-up that failed and
+// closes its database in the background).
+func catalogStrings(t *testing.T, b testenv.Backend, p, pg string, pgArgs []any, lite string, liteArgs []any) []string {
+	t.Helper()
 	ctx := context.Background()
 	var out []string
 	if b.Name == "postgres" {
@@ -172,20 +185,17 @@ func schemaOf(t *testing.T, b testenv.Backend, p string) []string {
 			t.Fatal(err)
 		}
 		defer conn.Close(ctx)
-		rows, _ := conn.Query(ctx, `SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'users'
-			UNION ALL SELECT 'column users.' || column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'users'`, p)
+		rows, _ := conn.Query(ctx, pg, pgArgs...)
 		if out, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			t.Fatal(err)
 		}
 	} else {
-		// The failed start-up closes its database in the background: wait for its locks.
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(strings.TrimPrefix(b.URL, "sqlite:"), p+".db")+"?_pragma=busy_timeout(5000)")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		rows, err := db.QueryContext(ctx, `SELECT 'index ' || name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'users'
-			UNION ALL SELECT 'column users.' || name FROM pragma_table_info('users')`)
+		rows, err := db.QueryContext(ctx, lite, liteArgs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,6 +206,9 @@ func schemaOf(t *testing.T, b testenv.Backend, p string) []string {
 				t.Fatal(err)
 			}
 			out = append(out, s)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	slices.Sort(out)
