@@ -31,3 +31,12 @@ func LeaveDeadline(ctx context.Context, p backend.Pool, deadline time.Time) (uin
 	pid := c.Conn().PgConn().PID()
 	return pid, c.Conn().PgConn().Conn().SetDeadline(deadline)
 }
+
+// DescriptionCacheCapacity is the description cache capacity the pools' connections get for url.
+func DescriptionCacheCapacity(url string) (int, error) {
+	cfg, err := parseConfig(url, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	return cfg.ConnConfig.DescriptionCacheCapacity, nil
+}
