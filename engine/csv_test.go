@@ -173,17 +173,39 @@ func TestCSVReaderKeepsValues(t *testing.T) {
 			}
 		}
 	}
-	// A lone CR starting a row is a value's first byte, not a line end (found by FuzzLoadCSV:
-	// "\r0" was a bufio error).
-	if got := readAll(t, []byte("\r0,a\r\n\n\rb,\r")); !slices.EqualFunc(got, [][]string{{"\r0", "a"}, {"\rb", "\r"}}, slices.Equal) {
-		t.Errorf("rows starting with a lone CR: %q", got)
+	// A lone CR outside quotes ends a line, as spreadsheets read it: an empty line before a
+	// row (found by FuzzLoadCSV: "\r0" was a bufio error), and a row's end.
+	if got := readAll(t, []byte("\r0,a\r\n\n\rb,\r")); !slices.EqualFunc(got, [][]string{{"0", "a"}, {"b", ""}}, slices.Equal) {
+		t.Errorf("rows after lone CRs: %q", got)
 	}
-	if got := readAll(t, []byte("\r")); !slices.EqualFunc(got, [][]string{{"\r"}}, slices.Equal) {
-		t.Errorf("a lone CR: %q", got)
+	if got := readAll(t, []byte("\r")); got != nil {
+		t.Errorf("a lone CR: %q, want no row", got)
 	}
 	// The last row may lack its line end; a last empty cell after a comma is a cell.
 	if got := readAll(t, []byte("a,b\r\nc,")); !slices.EqualFunc(got, [][]string{{"a", "b"}, {"c", ""}}, slices.Equal) {
 		t.Errorf("unterminated last row: %q", got)
+	}
+}
+
+// TestCSVReaderReadsLoneCRLines: a file whose lines end with a lone CR (classic Mac, some
+// Excel exports) reads row by row, where it read as one row; line breaks of every kind
+// inside quotes stay as they are, and the lines of problems count lone CRs as line ends,
+// inside quotes too. Files mixing line ends read alike.
+func TestCSVReaderReadsLoneCRLines(t *testing.T) {
+	want := [][]string{{"a", "b"}, {"1", "x\ry"}, {"2", "p\r\nq\nr"}, {"3", ""}}
+	for _, in := range []string{
+		"a,b\r1,\"x\ry\"\r2,\"p\r\nq\nr\"\r3,\r",
+		"a,b\r\r1,\"x\ry\"\n2,\"p\r\nq\nr\"\r\n3,", // an empty line; CR, LF and CRLF
+	} {
+		rows, err := readCSV([]byte(in))
+		if err != nil || !slices.EqualFunc(rows, want, slices.Equal) {
+			t.Errorf("%q: read %q, %v; want %q", in, rows, err, want)
+		}
+	}
+	// Lines: 1 header, 2-3 row "x\ry", 4-6 row "p\r\nq\nr", 7 the row of 3 cells.
+	_, err := readCSV([]byte("a,b\r1,\"x\ry\"\r2,\"p\r\nq\nr\"\r3,4,5\r"))
+	if err == nil || !strings.Contains(err.Error(), "line 7: 3 cells where the header (the first row) has 2") {
+		t.Errorf("a row of 3 cells on line 7: %v", err)
 	}
 }
 

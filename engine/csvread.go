@@ -10,10 +10,13 @@ import (
 
 // CSVReader reads CSV (RFC 4180) as CSVWriter writes it, keeping every value byte for byte:
 // a line break inside a quoted value (CRLF, LF or a lone CR) stays as it is, where
-// encoding/csv's Reader turns a CRLF there into LF. Rows end with CRLF or LF, the last one
-// possibly with neither; empty lines are skipped; a quote inside an unquoted value, anything
-// but a comma or the row's end after a closing quote, and a quoted value never closed are
-// errors naming the line. Every row must have as many cells as the first.
+// encoding/csv's Reader turns a CRLF there into LF. Outside quotes a line ends with CRLF, LF
+// or a lone CR, as spreadsheet programs read CSV: a file of classic-Mac line ends (some Excel
+// exports) reads row by row, where it read as one header row. (So a CR that a value holds
+// must be quoted, as RFC 4180 and CSVWriter quote it; unquoted, it ends the row.) The last
+// row may have no line end; empty lines are skipped; a quote inside an unquoted value,
+// anything but a comma or the row's end after a closing quote, and a quoted value never
+// closed are errors naming the line. Every row must have as many cells as the first.
 //
 // A row is at most the reader's limit of bytes, its line end included: memory holds one row
 // of at most that many bytes, whatever the input. A longer row, and a row of another number
@@ -100,9 +103,9 @@ func (c *CSVReader) Read() ([]string, error) {
 	return row, nil
 }
 
-// skipEmptyLines consumes empty lines; io.EOF when nothing follows them. It looks ahead
-// rather than reading and unreading: after a CR that no LF follows, a second UnreadByte was
-// an error of bufio's ("\r0" did not read).
+// skipEmptyLines consumes empty lines (each ended by CRLF, LF or a lone CR); io.EOF when
+// nothing follows them. It looks ahead rather than reading and unreading: after a CR that no
+// LF follows, a second UnreadByte was an error of bufio's ("\r0" did not read).
 func (c *CSVReader) skipEmptyLines() error {
 	for {
 		b, err := c.r.Peek(2)
@@ -113,6 +116,8 @@ func (c *CSVReader) skipEmptyLines() error {
 			_, _ = c.r.Discard(1) // buffered by Peek
 		case b[0] == '\r' && len(b) == 2 && b[1] == '\n':
 			_, _ = c.r.Discard(2)
+		case b[0] == '\r':
+			_, _ = c.r.Discard(1)
 		default:
 			return nil
 		}
@@ -151,8 +156,14 @@ func (c *CSVReader) next(want byte) bool {
 	return true
 }
 
+// followedBy reports whether the next byte is want, without reading it.
+func (c *CSVReader) followedBy(want byte) bool {
+	b, err := c.r.Peek(1)
+	return err == nil && b[0] == want
+}
+
 // readCell reads one cell and what ends it: a comma (end false), or the row's end (end
-// true: CRLF, LF or the end of the input).
+// true: CRLF, LF, a lone CR or the end of the input).
 func (c *CSVReader) readCell() (string, bool, error) {
 	c.cell.Reset()
 	b, err := c.readByte()
@@ -172,7 +183,8 @@ func (c *CSVReader) readCell() (string, bool, error) {
 		case b == '\n':
 			c.line++
 			return c.cell.String(), true, nil
-		case b == '\r' && c.next('\n'):
+		case b == '\r':
+			c.next('\n') // CRLF, or a lone CR: either ends the row
 			c.line++
 			return c.cell.String(), true, nil
 		case b == '"':
@@ -198,7 +210,9 @@ func (c *CSVReader) readQuoted() (string, bool, error) {
 		if err != nil {
 			return "", false, err
 		}
-		if b == '\n' {
+		// A line break inside the value is kept as it is and counted as the lines outside
+		// quotes are: CRLF, LF or a lone CR.
+		if b == '\n' || b == '\r' && !c.followedBy('\n') {
 			c.line++
 		}
 		if b != '"' {
@@ -221,7 +235,8 @@ func (c *CSVReader) readQuoted() (string, bool, error) {
 		case after == '\n':
 			c.line++
 			return c.cell.String(), true, nil
-		case after == '\r' && c.next('\n'):
+		case after == '\r':
+			c.next('\n')
 			c.line++
 			return c.cell.String(), true, nil
 		}

@@ -24,8 +24,8 @@ const maxRowBytes = handlers.MaxBodyBytes
 const loadDoc = `Load FILE into one record group or internal table of one partition, through the API's
 validation, all or nothing.
 
-FILE is a JSON array of records, or CSV (RFC 4180, rows ended by CRLF or LF) with a header row
-of member names; an empty cell is an omitted member, and every other value is kept byte for
+FILE is a JSON array of records, or CSV (RFC 4180; lines end with CRLF, LF or a lone CR, as
+spreadsheets read them) with a header row of member names; an empty cell is an omitted member, and every other value is kept byte for
 byte, line breaks inside quotes included. A row (a CSV row, a JSON array element) is at most
 1 MiB, as a request body is. Every row is checked in one pass, and the problems reported one
 per line with the 0-based row index (the first 1,000 by row, then a count of the others): members that do not parse as their type (U+0000 and invalid UTF-8
