@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +29,9 @@ byte, line breaks inside quotes included. A row (a CSV row, a JSON array element
 1 MiB, as a request body is. Every row is checked in one pass, and the problems reported one
 per line with the 0-based row index (the first 1,000 by row, then a count of the others): members that do not parse as their type (U+0000 and invalid UTF-8
 included), required members, rules, keys and unique constraints repeated within the file or
-already in the partition, references that the descriptor declares, and CSV rows over 1 MiB or
-of another number of cells than the header (with their line). Malformed CSV or JSON ends the
+already in the partition, references that the descriptor declares, CSV rows over 1 MiB or
+of another number of cells than the header (with their line), and JSON elements over 1 MiB
+(with their byte). Malformed CSV or JSON ends the
 load at once, naming the row, the line or byte, and the column. Any problem: nothing is
 written, exit status 1.
 
@@ -145,8 +145,9 @@ func report(file string, problems *engine.RowProblems, stderr io.Writer) error {
 }
 
 // rowReader reads a file's rows one at a time, as the engine's RowSource (next): JSON (a
-// .json file or one starting with '[') element by element, or CSV row by row. An element
-// that is not a JSON object is the zero Draft, its problem kept in problems; the problems of
+// .json file or one starting with '[') element by element (jsonRows), or CSV row by row. An
+// element that is not a JSON object, and a row or element longer than maxRowBytes, is the
+// zero Draft, its problem kept in problems; the problems of
 // a row's members ride in its draft, which the engine reports with the row's others
 // (required, null, validate rules, keys, references); malformed JSON or CSV ends the rows
 // with err.
@@ -210,47 +211,6 @@ func startsWithBracket(br *bufio.Reader) bool {
 	return false
 }
 
-func (rr *rowReader) startJSON(br *bufio.Reader) error {
-	lim := &jsonRowLimit{r: br, limit: maxRowBytes}
-	dec := json.NewDecoder(lim)
-	lim.dec = dec
-	// A syntax error names the row it is in and its byte offset in the file.
-	notArray := func(err error) error {
-		if errors.Is(err, errRowTooLong) {
-			return fmt.Errorf("row %d (from byte %d): %w", rr.row, dec.InputOffset(), err)
-		}
-		return fmt.Errorf("the file must be a JSON array of %s objects: row %d, byte %d: %v", rr.r.Name, rr.row, dec.InputOffset(), err)
-	}
-	if tok, err := dec.Token(); err == io.EOF {
-		return fmt.Errorf("the file is empty: want a JSON array of %s objects", rr.r.Name)
-	} else if err != nil {
-		return notArray(err)
-	} else if tok != json.Delim('[') {
-		return notArray(fmt.Errorf("it starts with %v", tok))
-	}
-	rr.read = func() (engine.Draft, error, error) {
-		if !dec.More() {
-			if _, err := dec.Token(); err != nil { // the closing bracket
-				return engine.Draft{}, nil, notArray(err)
-			}
-			if _, err := dec.Token(); err != io.EOF {
-				return engine.Draft{}, nil, notArray(errors.New("something follows the array"))
-			}
-			return engine.Draft{}, nil, io.EOF
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return engine.Draft{}, nil, notArray(err)
-		}
-		if len(raw) > maxRowBytes { // read whole by the decoder's last read
-			return engine.Draft{}, nil, fmt.Errorf("row %d (from byte %d): %w", rr.row, dec.InputOffset()-int64(len(raw)), errRowTooLong)
-		}
-		d, problem := rr.r.DecodeFileDraft(raw)
-		return d, problem, nil
-	}
-	return nil
-}
-
 func (rr *rowReader) startCSV(br *bufio.Reader) error {
 	cr := engine.NewCSVReader(br, maxRowBytes)
 	header, err := cr.Read()
@@ -294,31 +254,6 @@ func csvWhere(e *engine.CSVError, header []string) string {
 		where += " (" + header[e.Cell] + ")"
 	}
 	return where
-}
-
-// errRowTooLong is the error of a row longer than maxRowBytes.
-var errRowTooLong = fmt.Errorf("the row is more than %d bytes long; a row is at most %d bytes", maxRowBytes, maxRowBytes)
-
-// jsonRowLimit feeds a JSON decoder and fails its read (errRowTooLong) once the decoder holds
-// more than limit bytes of the file past the start of the value it is reading: the element
-// is longer than a row may be. The decoder buffers a whole element before decoding it; so it
-// holds at most a few times limit, however long the element in the file. (An element that
-// its last read completed can be a little longer than limit: the reader checks the element's
-// length too.)
-type jsonRowLimit struct {
-	r     io.Reader
-	dec   *json.Decoder
-	read  int64 // bytes handed to the decoder
-	limit int64
-}
-
-func (l *jsonRowLimit) Read(p []byte) (int, error) {
-	if l.read-l.dec.InputOffset() > l.limit {
-		return 0, errRowTooLong
-	}
-	n, err := l.r.Read(p)
-	l.read += int64(n)
-	return n, err
 }
 
 // next is the engine's RowSource: the next row's draft, the zero Draft for a row with
