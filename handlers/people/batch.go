@@ -26,6 +26,10 @@ type batch struct {
 	r *engine.Resource
 	// of returns the members of file row i's record, or nil when the row has none here.
 	of func(i int) map[string]any
+	// columns maps a member of r to the import's column a problem of it is reported under;
+	// column is the one of the members it does not name.
+	columns map[string]string
+	column  string
 	// rows are the file rows of the records read so far, by their index in the load.
 	rows []int
 }
@@ -33,7 +37,7 @@ type batch struct {
 // insert writes the records of the file's n rows with the engine's bulk load (COPY on
 // PostgreSQL), which checks and writes them a chunk at a time; tx is the import's
 // transaction, so a failure in any chunk undoes everything. Problems the engine finds are
-// reported under the file rows.
+// reported under the file rows and the import's columns, each message naming the record.
 func (b *batch) insert(ctx context.Context, tx *engine.Store, n int) error {
 	b.rows = b.rows[:0]
 	i := 0
@@ -58,10 +62,11 @@ func (b *batch) insert(ctx context.Context, tx *engine.Store, n int) error {
 	if errors.As(err, &bulk) {
 		ps := &problems{}
 		ps.rows.Merge(&bulk.Problems, func(re engine.RowError) engine.RowError {
-			if re.Member == "" {
-				re.Member = rowMember
+			column, ok := b.columns[re.Member]
+			if !ok {
+				column = b.column
 			}
-			re.Row, re.Msg = b.rows[re.Row], b.r.Name+" "+re.Msg
+			re.Row, re.Member, re.Msg = b.rows[re.Row], column, "the row's "+b.r.Name+": "+re.Msg
 			return re
 		})
 		return ps.err()

@@ -53,22 +53,29 @@ func TestImportLongerThanAChunk(t *testing.T) {
 	})
 }
 
-// TestImportChunkProblemsNameFileRows: a problem the engine finds in the second chunk of a
-// load (a PersonCode already used in the organization: the import sets it to the Identifier)
-// writes nothing, not even the first chunk's rows, and names its row of the file, as one in
-// the first chunk does.
+// TestImportChunkProblemsNameFileRows: an Identifier that is already the PersonCode of a
+// person of the organization (the import sets a person's PersonCode to its Identifier), in
+// the first chunk of the engine's bulk load or in the second, is a problem of its row in the
+// import's terms — the column Identifier, the file row — where the bulk load reported it under
+// OrganizationIdentifier in its own words ("Person another Person already has
+// OrganizationIdentifier, PersonCode …"); nothing is written. A person whose PersonIdentifier
+// is the Identifier is reported once, as taken, whatever its PersonCode.
 func TestImportChunkProblemsNameFileRows(t *testing.T) {
 	eachStore(t, func(t *testing.T, st *engine.Store) {
-		const early, late = 17, 5432
+		const early, late, both = 17, 5432, 5999
 		create(t, st, "User", `{"UserIdentifier":"0190a6f0-0000-7000-8000-0000000000e0","Email":"coder@example.com"}`)
+		create(t, st, "User", `{"UserIdentifier":"0190a6f0-0000-7000-8000-0000000000e1","Email":"twice@example.com"}`)
 		create(t, st, "Person", `{"UserIdentifier":"`+adminID+`","OrganizationIdentifier":"`+orgA+`","PersonCode":"`+pid(early)+`"}`)
 		create(t, st, "Person", `{"UserIdentifier":"0190a6f0-0000-7000-8000-0000000000e0","OrganizationIdentifier":"`+orgA+`","PersonCode":"`+pid(late)+`"}`)
+		create(t, st, "Person", `{"PersonIdentifier":"`+pid(both)+`","UserIdentifier":"0190a6f0-0000-7000-8000-0000000000e1","OrganizationIdentifier":"`+orgA+`","PersonCode":"`+pid(both)+`"}`)
+		// A PersonCode of another organization is no problem.
+		create(t, st, "Person", `{"UserIdentifier":"`+adminID+`","OrganizationIdentifier":"`+orgB+`","PersonCode":"`+pid(3)+`"}`)
 		before := count(t, st)
 		errs := problemOf(t, post(t, st, operatorA, encode(t, goodRows(chunkedRows)), "application/json"), http.StatusBadRequest)
-		taken := func(row int) string {
-			return fmt.Sprintf("Person another Person already has OrganizationIdentifier, PersonCode %s, %s (%d)", orgA, pid(row), row)
+		code := func(row int) string {
+			return fmt.Sprintf("Identifier %s is already the PersonCode of a person of your organization, and an imported person's PersonCode is its Identifier (%d)", pid(row), row)
 		}
-		want := map[string][]string{"OrganizationIdentifier": {taken(early), taken(late)}}
+		want := map[string][]string{"Identifier": {code(early), code(late), fmt.Sprintf("Identifier %s is already the identifier of a person (%d)", pid(both), both)}}
 		if fmt.Sprint(errs) != fmt.Sprint(want) {
 			t.Errorf("errors:\n got %v\nwant %v", errs, want)
 		}

@@ -24,7 +24,13 @@
 //   - The person's FullName is "FirstName LastName", BusinessTitle is its JobTitle and
 //     EmployeeType (empty, Employee or Contractor, exact case) its EmployeeType; CreatedBy is
 //     the caller. PersonCode, unique in the organization and not in the row, is set to the new
-//     PersonIdentifier. Location is kept as the person field named "Location".
+//     PersonIdentifier: an Identifier that is already the PersonCode of a person of the
+//     organization is a problem of its row under Identifier. Location is kept as the person
+//     field named "Location".
+//   - A problem the engine still finds as the records are written (another writer stored a
+//     user with a row's Email, say, after the import looked it up) is reported under the file
+//     row and the import's column the record comes from, its message naming the record ("the
+//     row's User: another User already has Email …").
 //   - The organization is the caller's own (an operator's too). An empty array imports
 //     nothing and answers 200.
 package people

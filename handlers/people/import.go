@@ -57,6 +57,10 @@ type importer struct {
 	// their identifiers; inOrg holds those users that have a person in the organization.
 	users map[string]string
 	inOrg map[string]bool
+	// What plan decided: each row's user (existing or new) and its manager's user ("" for
+	// none), and the existing connections between them (true when already a manager's).
+	userIDs, managers []string
+	existing          map[[2]string]bool
 }
 
 // importRows creates a person in org for every row (and its user when no user has the row's
@@ -70,20 +74,30 @@ type importer struct {
 // person for that user in org would make it readable there. Only operators link users
 // across organizations.
 func (m *model) importRows(ctx context.Context, st *engine.Store, rows []Row, decoded problems, org, by string, operator bool) error {
-	im := &importer{m: *m, rows: rows, org: org, operator: operator, ps: decoded}
-	im.check()
-	if err := im.lookUp(ctx, st); err != nil {
-		return err
-	}
-	userIDs, managers := im.resolve()
-	if err := im.ps.err(); err != nil {
-		return err
-	}
-	existing, err := im.connections(ctx, st, userIDs, managers)
+	im, err := m.plan(ctx, st, rows, decoded, org, operator)
 	if err != nil {
 		return err
 	}
-	return im.write(ctx, st, userIDs, managers, existing, by)
+	return im.write(ctx, st, by)
+}
+
+// plan checks the rows and looks up what they name, deciding each row's records: the
+// importer, ready to write, or the rows' problems.
+func (m *model) plan(ctx context.Context, st *engine.Store, rows []Row, decoded problems, org string, operator bool) (*importer, error) {
+	im := &importer{m: *m, rows: rows, org: org, operator: operator, ps: decoded}
+	im.check()
+	if err := im.lookUp(ctx, st); err != nil {
+		return nil, err
+	}
+	im.resolve()
+	if err := im.ps.err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if im.existing, err = im.connections(ctx, st); err != nil {
+		return nil, err
+	}
+	return im, nil
 }
 
 // check finds the problems each row has on its own or with other rows of the file. A member
@@ -162,8 +176,9 @@ func (im *importer) check() {
 	}
 }
 
-// lookUp runs the batched queries: Identifiers already used, users by Email (rows' and
-// managers'), and which of those users have a person in the organization.
+// lookUp runs the batched queries: Identifiers already used (as a PersonIdentifier, or as a
+// PersonCode in the organization), users by Email (rows' and managers'), and which of those
+// users have a person in the organization.
 func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 	p, u := im.m.person, im.m.user
 	taken := map[string]bool{}
@@ -175,6 +190,24 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 	}
 	for id := range taken {
 		im.ps.add("Identifier", im.byID[id], "Identifier %s is already the identifier of a person", id)
+	}
+	// A person's PersonCode is unique in its organization, and an imported person's is its
+	// Identifier: another person of the organization with that PersonCode is the row's
+	// problem, in the import's terms. (The bulk load found it, reported in its own: "Person
+	// another Person already has OrganizationIdentifier, PersonCode …" under
+	// OrganizationIdentifier, and only once every other problem was gone.) A person whose
+	// PersonIdentifier is taken is reported once, as taken.
+	codes := map[string]bool{}
+	err = lookup(ctx, st, p, "PersonCode", engine.MatchIn, keys(im.byID), engine.Organization(im.org), []string{"PersonCode"}, func(rec engine.Record) {
+		codes[str(p, rec, "PersonCode")] = true
+	})
+	if err != nil {
+		return err
+	}
+	for code := range codes {
+		if i, ok := im.byID[code]; ok && !taken[code] {
+			im.ps.add("Identifier", i, "Identifier %s is already the PersonCode of a person of your organization, and an imported person's PersonCode is its Identifier", code)
+		}
 	}
 	emails := map[string]bool{}
 	for e := range im.byEmail {
@@ -204,9 +237,10 @@ func (im *importer) lookUp(ctx context.Context, st *engine.Store) error {
 
 // resolve gives every row its user (existing or new) and its manager's user, reporting
 // Emails that already have a person here and Managers that name nobody the import may use.
-func (im *importer) resolve() (userIDs, managers []string) {
-	userIDs = make([]string, len(im.rows))
-	managers = make([]string, len(im.rows))
+func (im *importer) resolve() {
+	userIDs := make([]string, len(im.rows))
+	managers := make([]string, len(im.rows))
+	im.userIDs, im.managers = userIDs, managers
 	for i, r := range im.rows {
 		if id, ok := im.users[im.same(r.Email)]; ok {
 			userIDs[i] = id
@@ -234,12 +268,12 @@ func (im *importer) resolve() (userIDs, managers []string) {
 			im.ps.add("Manager", i, "Manager %s is not the Email of a user of your organization or of a row of this file", r.Manager)
 		}
 	}
-	return userIDs, managers
 }
 
 // connections returns the existing connections between the rows' existing users and their
 // managers, with whether each is already a manager connection.
-func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, managers []string) (map[[2]string]bool, error) {
+func (im *importer) connections(ctx context.Context, st *engine.Store) (map[[2]string]bool, error) {
+	userIDs, managers := im.userIDs, im.managers
 	existed := map[string]bool{}
 	for _, id := range im.users {
 		existed[id] = true
@@ -265,63 +299,6 @@ func (im *importer) connections(ctx context.Context, st *engine.Store, userIDs, 
 		}
 	})
 	return out, err
-}
-
-// write inserts the records in one transaction, each resource's built as its load reads them
-// (see batch): the users, then the persons, the person fields and the connections.
-func (im *importer) write(ctx context.Context, st *engine.Store, userIDs, managers []string, existing map[[2]string]bool, by string) error {
-	var promote [][]any
-	for i, mgr := range managers {
-		if isManager, ok := existing[[2]string{mgr, userIDs[i]}]; mgr != "" && ok && !isManager {
-			promote = append(promote, []any{mgr, userIDs[i]})
-		}
-	}
-	createdBy, _ := engine.ParseUUID(by)
-	batches := []*batch{{r: im.m.user, of: func(i int) map[string]any {
-		r := im.rows[i]
-		if _, ok := im.users[im.same(r.Email)]; ok {
-			return nil
-		}
-		return map[string]any{"UserIdentifier": userIDs[i], "Email": r.Email, "FirstName": r.FirstName,
-			"LastName": r.LastName, "FullName": fullName(r)}
-	}}, {r: im.m.person, of: func(i int) map[string]any {
-		r := im.rows[i]
-		person := map[string]any{"PersonIdentifier": im.ids[i], "UserIdentifier": userIDs[i], "OrganizationIdentifier": im.org,
-			"FullName": fullName(r), "PersonCode": im.ids[i], "JobTitle": r.BusinessTitle, "EmployeeType": r.EmployeeType}
-		if createdBy != "" {
-			person["CreatedBy"] = createdBy
-		}
-		return person
-	}}, {r: im.m.field, of: func(i int) map[string]any {
-		if im.rows[i].Location == "" {
-			return nil
-		}
-		return map[string]any{"FieldIdentifier": engine.NewID(), "OrganizationIdentifier": im.org,
-			"UserIdentifier": userIDs[i], "FieldName": LocationField, "FieldValue": im.rows[i].Location}
-	}}, {r: im.m.conn, of: func(i int) map[string]any {
-		mgr := managers[i]
-		if _, ok := existing[[2]string{mgr, userIDs[i]}]; mgr == "" || ok {
-			return nil
-		}
-		return map[string]any{"FromUserIdentifier": mgr, "ToUserIdentifier": userIDs[i], "IsManager": true}
-	}}}
-	return st.Transaction(ctx, func(tx *engine.Store) error {
-		for _, b := range batches {
-			if err := b.insert(ctx, tx, len(im.rows)); err != nil {
-				return err
-			}
-		}
-		for _, key := range promote {
-			d, err := im.m.conn.DraftOf(map[string]any{"IsManager": true})
-			if err != nil {
-				return err
-			}
-			if err := tx.Patch(ctx, im.m.conn, key, d, engine.AllOrganizations()); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // same returns the form of an Email that tells users apart: the users' unique constraint's
