@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -286,8 +287,13 @@ func (d *Database) buildProgress(ctx context.Context, pid int) []any {
 // whose connection was lost leaves it to the next start-up) and returns the migration's error:
 // for a unique index that a value written twice broke (SQLSTATE 23505), a *DuplicatesError
 // naming the records, as refuseDuplicates does before the build; for a build that outlasted
-// the migration timeout (57014), one saying so.
+// the migration timeout (57014), one saying so. A build that a cancelled start-up interrupted
+// is left INVALID for the next start-up to drop: the drop waits for the transactions using
+// the table, which a process asked to stop must not wait for (see interrupted).
 func (s *Store) buildFailed(ctx context.Context, b indexBuild, err error, took time.Duration) error {
+	if ctx.Err() != nil {
+		return s.interrupted(ctx, b, err, took)
+	}
 	dropped := "it was dropped"
 	derr := s.long(context.WithoutCancel(ctx), "DROP INDEX CONCURRENTLY IF EXISTS "+s.qualify(b.index))
 	if derr != nil {
@@ -309,8 +315,30 @@ func (s *Store) buildFailed(ctx context.Context, b indexBuild, err error, took t
 	case code == "57014" && took >= s.migrationTimeout*9/10:
 		return fmt.Errorf("building index %s of table %s took more than %v, and %s; start again with a larger --migration-timeout: %v",
 			b.index, b.table, s.migrationTimeout, dropped, err)
-	case ctx.Err() != nil:
-		return fmt.Errorf("building index %s of table %s was interrupted: %w", b.index, b.table, ctx.Err())
 	}
 	return fmt.Errorf("build index %s of table %s (%s): %w", b.index, b.table, dropped, err)
+}
+
+// ErrLeftRunning is a start-up that was interrupted while PostgreSQL ran a statement of its
+// migration, and whose cancel PostgreSQL did not confirm within backend.ServerCancelGrace: the
+// statement may still run there, holding what it holds, until it ends or its connection's loss
+// is noticed.
+var ErrLeftRunning = errors.New("PostgreSQL did not confirm that it stopped the statement")
+
+// interrupted logs and returns the error of the build of b that a cancelled start-up stopped:
+// PostgreSQL stopped it (SQLSTATE 57014, the answer to the cancel request that CancelInServer
+// makes the driver send), or did not answer in time, and then the error wraps ErrLeftRunning.
+// Either way the index is left INVALID, and the next start-up drops it and builds it again.
+func (s *Store) interrupted(ctx context.Context, b indexBuild, err error, took time.Duration) error {
+	log := slog.With("partition", s.Partition, "table", b.table, "index", b.index, "took", took.Round(time.Millisecond))
+	code := ""
+	if d := backend.LinkedPostgres(); d != nil {
+		code = d.Classify(err).Code
+	}
+	if code != "57014" {
+		log.Error("migration: interrupted; PostgreSQL did not confirm that it stopped the index build, which may still run there", "error", err.Error())
+		return fmt.Errorf("building index %s of table %s was interrupted (%w): %w; %w", b.index, b.table, context.Cause(ctx), ErrLeftRunning, err)
+	}
+	log.Warn("migration: interrupted; PostgreSQL stopped the index build; the next start-up drops the INVALID index it left and builds it again")
+	return fmt.Errorf("building index %s of table %s was interrupted, and PostgreSQL stopped it: %w", b.index, b.table, context.Cause(ctx))
 }

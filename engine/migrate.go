@@ -32,6 +32,10 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 			return tx.run(ctx, plan)
 		})
 	}
+	// A cancelled start-up (SIGTERM) stops in PostgreSQL what the migration runs there: an
+	// index build left running after the process exited kept its snapshot and the partition's
+	// lock, and the next replica of a rolling deploy waited for them (see buildFailed).
+	ctx = backend.CancelInServer(ctx)
 	return s.onMigrationConn(ctx, func(c *Store) error {
 		if err := c.refuseDuplicatesFirst(ctx); err != nil {
 			return err

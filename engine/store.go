@@ -184,7 +184,9 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 	unavailable := errors.Is(translate(nil, err), ErrUnavailable)
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("engine: start-up of partition %s on %s interrupted: %w", s.Partition, Redact(url), ctx.Err())
+		// The migration's error says what the interruption stopped (an index build, and
+		// whether PostgreSQL confirmed it; see Store.interrupted).
+		return fmt.Errorf("engine: start-up of partition %s on %s interrupted (%w): %w", s.Partition, Redact(url), ctx.Err(), err)
 	case unavailable && s.dialect == SQLite && strings.Contains(err.Error(), "SQLITE_BUSY"):
 		// busy_timeout ran out: the file is there and answers, another process writes it.
 		wrap(&err, "partition", fmt.Sprintf("%s on %s: another process (credo load, seed or secret, or a serve) held the partition's file for writing for more than %v", s.Partition, Redact(url), d.limits.Timeout), nil)

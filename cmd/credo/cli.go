@@ -14,7 +14,8 @@ import (
 )
 
 // Exit codes, as Go's own tools use them: 0 success, 1 a runtime error, 2 a usage error.
-// exitDrainIncomplete is serve's when a shutdown ran out of time (see serve).
+// exitDrainIncomplete is serve's when a shutdown ran out of time: requests abandoned, or an
+// interrupted start-up's statement that PostgreSQL did not confirm it stopped (see serve).
 const (
 	exitOK              = 0
 	exitError           = 1

@@ -41,7 +41,8 @@ func usage() string {
 	return s + `
 Run "credo <command> -h" for a command's flags and arguments.
 Flags have environment twins (CREDO_*), named in each command's help.
-Exit status: 0 success, 1 error, 2 usage error, 3 serve's shutdown ran out of time.
+Exit status: 0 success, 1 error, 2 usage error, 3 serve's shutdown ran out of time
+(requests abandoned, or a start-up statement PostgreSQL did not confirm it stopped).
 `
 }
 

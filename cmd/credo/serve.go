@@ -36,7 +36,13 @@ Start-up opens and migrates every partition on its database (--database, or the 
 --partition-database places it on); a database that does not connect or answer within
 --database-timeout stops it with exit status 1, naming the partition and the database. On
 PostgreSQL an index that a release adds to an existing table is built concurrently (writes go
-on), within --migration-timeout. SIGINT or SIGTERM during start-up exits at once with status 0.
+on), within --migration-timeout. SIGINT or SIGTERM during start-up cancels in PostgreSQL the
+statement credo runs there (an index build, a step of the migration) and exits 0 once
+PostgreSQL has stopped it, within 3 s (a wait for another process's migration stops at once);
+an index build it
+interrupts is left INVALID, and the next start-up drops it and builds it again. If PostgreSQL
+does not confirm the cancel in that time, the build may still run there: credo says so and
+exits 3.
 
 SIGINT or SIGTERM while serving turns /readyz 503, waits --shutdown-delay, stops accepting
 connections, lets in-flight requests finish, closes the database connections, and exits 0.
@@ -168,13 +174,21 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	}
 }
 
-// startupError reports a start-up that failed: a signal that interrupted it is a clean exit.
+// startupError reports a start-up that failed. A signal that interrupted it is a clean exit
+// (status 0), as a signal while serving is: the supervisor asked the process to stop, and it
+// stopped, leaving nothing running in PostgreSQL (a migration's statements are cancelled there,
+// see engine.Migrate). When PostgreSQL did not confirm that it stopped a statement
+// (engine.ErrLeftRunning), the stop is incomplete, as a drain that ran out of time: status 3.
 func startupError(ctx context.Context, stderr io.Writer, err error) error {
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "credo serve: interrupted during start-up; exiting")
-		return nil
+	if ctx.Err() == nil {
+		return err
 	}
-	return err
+	if errors.Is(err, engine.ErrLeftRunning) {
+		return &codeError{code: exitDrainIncomplete, err: fmt.Errorf("interrupted during start-up: %w", err)}
+	}
+	slog.Warn("credo serve: interrupted during start-up; what it ran in the database is stopped", "stopped", err.Error())
+	fmt.Fprintln(stderr, "credo serve: interrupted during start-up; exiting")
+	return nil
 }
 
 // drain is the shutdown sequence of SIGTERM: /readyz answers 503 at once; after

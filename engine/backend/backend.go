@@ -175,3 +175,27 @@ func Stream(ctx context.Context) context.Context { return context.WithValue(ctx,
 
 // IsStream reports whether ctx is a stream's.
 func IsStream(ctx context.Context) bool { return ctx.Value(streamKey{}) != nil }
+
+// ServerCancelGrace is how long a statement of a context marked CancelInServer waits, once the
+// context is cancelled, for PostgreSQL to answer its cancel request before the connection is
+// cut (and the statement perhaps left running in the server). A cancel request is one
+// connection to the server, and a backend answers it at its next check for interrupts, which
+// an index build's waits and scans reach within milliseconds; 3 s covers a slow network and
+// keeps an interrupted start-up's exit well inside an orchestrator's grace (Kubernetes gives
+// 30 s by default, systemd 90 s).
+const ServerCancelGrace = 3 * time.Second
+
+// cancelKey marks a context whose statements PostgreSQL must stop when it is cancelled.
+type cancelKey struct{}
+
+// CancelInServer marks ctx so that, when it is cancelled, the driver asks PostgreSQL to cancel
+// the statement running on it (a cancel request) and waits up to ServerCancelGrace for the
+// statement to end, instead of only cutting its connection, which leaves the statement running
+// in the server until it next writes to the client. A migration's statements use it: an index
+// build may run for an hour.
+func CancelInServer(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cancelKey{}, true)
+}
+
+// CancelsInServer reports whether ctx is marked CancelInServer.
+func CancelsInServer(ctx context.Context) bool { return ctx.Value(cancelKey{}) != nil }

@@ -39,6 +39,7 @@ func (driver) Open(url string, maxConns int, timeout time.Duration) (backend.Poo
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	tr := &tracer{timeout: timeout, refusals: p.refusals}
 	cfg.ConnConfig.Tracer = tr
+	cfg.ConnConfig.BuildContextWatcherHandler = newCancelHandler
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if err := checkEncoding(ctx, c); err != nil {
 			return err

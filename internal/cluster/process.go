@@ -85,15 +85,53 @@ func (p *Process) Log() string {
 	return p.log.String()
 }
 
+// Launch runs `credo serve args…` as Start does, but returns at once, without waiting until it
+// listens: for a start-up that is to be interrupted. Wait and Log tell how it ended.
+func Launch(t testing.TB, bin string, env []string, args ...string) *Process {
+	t.Helper()
+	p := &Process{t: t, bin: bin, env: env, args: args, addr: "127.0.0.1:0"}
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("credo %s log:\n%s", p.addr, p.Log())
+		}
+	})
+	if _, err := p.spawn(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func (p *Process) start() error {
+	listening, err := p.spawn()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	select {
+	case addr := <-listening:
+		p.addr = addr
+		return nil
+	case <-done:
+		return fmt.Errorf("cluster: credo exited before listening: %v\n%s", p.exitErr(), p.Log())
+	case <-time.After(startTimeout):
+		p.Kill()
+		return fmt.Errorf("cluster: credo did not listen within %v\n%s", startTimeout, p.Log())
+	}
+}
+
+// spawn starts the process and returns the channel that receives its address once it listens.
+func (p *Process) spawn() (<-chan string, error) {
 	cmd := exec.Command(p.bin, append([]string{"serve", "--addr", p.addr}, p.args...)...)
 	cmd.Env = append(os.Environ(), p.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("cluster: start credo: %w", err)
+		return nil, fmt.Errorf("cluster: start credo: %w", err)
 	}
 	done := make(chan struct{})
 	listening := make(chan string, 1)
@@ -122,16 +160,7 @@ func (p *Process) start() error {
 	p.mu.Lock()
 	p.cmd, p.done = cmd, done
 	p.mu.Unlock()
-	select {
-	case addr := <-listening:
-		p.addr = addr
-		return nil
-	case <-done:
-		return fmt.Errorf("cluster: credo exited before listening: %v\n%s", p.exitErr(), p.Log())
-	case <-time.After(startTimeout):
-		p.Kill()
-		return fmt.Errorf("cluster: credo did not listen within %v\n%s", startTimeout, p.Log())
-	}
+	return listening, nil
 }
 
 func (p *Process) exitErr() error {

@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"credo/engine/backend"
+)
+
+// cancelHandler is what a connection of the pool does when the context of its statement is
+// cancelled or expires. By default it is pgx's own: a deadline on the socket, so that the
+// statement fails at once and pgx closes the connection; PostgreSQL goes on running the
+// statement until it next talks to the client. A request's statements never see a cancelled
+// context (see Deadlines in credo/engine), and a statement that expires is short.
+//
+// A statement whose context asks for it (backend.CancelInServer: a migration's, an index
+// build that may run for an hour) gets pgx's cancel request instead: PostgreSQL stops the
+// statement (SQLSTATE 57014), the statement returns that error, and the connection stays
+// usable, so that the migration can release its session's lock. A build left running in
+// PostgreSQL after its process exited held its lock and snapshot, and the next replica of a
+// rolling deploy waited for it. Should PostgreSQL not answer the cancel within
+// backend.ServerCancelGrace, the socket's deadline ends the statement as by default.
+type cancelHandler struct {
+	deadline pgconn.DeadlineContextWatcherHandler
+	cancel   pgconn.CancelRequestContextWatcherHandler
+	used     ctxwatch.Handler
+}
+
+var _ ctxwatch.Handler = (*cancelHandler)(nil)
+
+// newCancelHandler is the pool's BuildContextWatcherHandler.
+func newCancelHandler(c *pgconn.PgConn) ctxwatch.Handler {
+	return &cancelHandler{
+		deadline: pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()},
+		cancel:   pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: backend.ServerCancelGrace},
+	}
+}
+
+func (h *cancelHandler) HandleCancel(ctx context.Context) {
+	h.used = &h.deadline
+	if backend.CancelsInServer(ctx) {
+		h.used = &h.cancel
+	}
+	h.used.HandleCancel(ctx)
+}
+
+func (h *cancelHandler) HandleUnwatchAfterCancel() {
+	if h.used != nil {
+		h.used.HandleUnwatchAfterCancel()
+		h.used = nil
+	}
+}
