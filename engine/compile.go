@@ -21,6 +21,7 @@ func compile(docs []*parsed) (*Registry, error) {
 			return nil, err
 		}
 	}
+	g.columns = requiredColumns(g.resources)
 	return g, nil
 }
 

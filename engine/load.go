@@ -17,6 +17,9 @@ type Registry struct {
 	resources []*Resource
 	byName    map[string]*Resource
 	byPath    map[string]*Resource
+	// columns are the stored columns the resources need, as "table.column" (see
+	// requiredColumns), for Store.Ready.
+	columns []string
 }
 
 // Resources returns every resource in load order (sorted by file name).

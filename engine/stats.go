@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"context"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -59,57 +56,4 @@ func (d *Database) Stats() []PoolStats {
 		out = append(out, d.stores[p].sqlite.stats(p))
 	}
 	return out
-}
-
-// Ready reports whether the partition can serve: its database answers within ctx and holds
-// every table of the registry (a schema dropped or never migrated is not ready). Like Ping it
-// runs on the connection apart from the request pool, so a busy pool does not make it fail. The
-// error names what is missing; it wraps ErrUnavailable when the database does not answer.
-func (s *Store) Ready(ctx context.Context) error {
-	if err := s.Ping(ctx); err != nil {
-		return err
-	}
-	var tables []string
-	seen := map[string]bool{}
-	for _, r := range s.reg.Resources() {
-		if !seen[r.Table] {
-			seen[r.Table] = true
-			tables = append(tables, r.Table)
-		}
-	}
-	args := make([]any, 0, len(tables)+1)
-	q := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ("
-	if s.dialect == Postgres {
-		q = "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ("
-		args = append(args, s.schema)
-	}
-	for i, t := range tables {
-		if i > 0 {
-			q += ", "
-		}
-		args = append(args, t)
-		if s.dialect == Postgres {
-			q += "$" + strconv.Itoa(len(args))
-		} else {
-			q += "?"
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	var n int
-	var err error
-	if s.dialect == Postgres {
-		var n64 int64
-		err = s.database.probe.Count(ctx, q+")", args, &n64)
-		n = int(n64)
-	} else {
-		err = s.sqliteProbe.QueryRowContext(ctx, q+")", args...).Scan(&n)
-	}
-	if err != nil {
-		return fmt.Errorf("engine: ready %s: %w: %v", s.Partition, ErrUnavailable, err)
-	}
-	if n != len(tables) {
-		return fmt.Errorf("engine: ready %s: %d of %d tables exist; the partition is not migrated", s.Partition, n, len(tables))
-	}
-	return nil
 }

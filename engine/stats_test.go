@@ -63,3 +63,35 @@ func TestReadyAndStats(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReady is the cost of one partition's readiness check (/readyz, every second or so
+// per prober): the probe's ping and the catalog read of the columns the descriptors need.
+func BenchmarkReady(b *testing.B) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, be := range testenv.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			p := testenv.Partition(b)
+			db, err := engine.Open(ctx, be.URL, []string{p}, reg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, _ := db.Store(p)
+			b.Cleanup(func() {
+				if db.Dialect == engine.Postgres {
+					s.DB(ctx).Exec(`DROP SCHEMA IF EXISTS "` + p + `" CASCADE`)
+				}
+				db.Close()
+			})
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Ready(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -26,8 +26,9 @@ type Readiness struct {
 	Status string `json:"Status"`
 	// Partitions gives the state of each partition checked — every configured one, or the one
 	// that ?partition= names: "ok", "unreachable" (its database does not answer) or "not
-	// migrated" (its tables are missing); empty while draining, which checks none. The causes are logged, not shown to anonymous
-	// callers.
+	// migrated" (a table or column that the descriptors need is missing: never migrated, or
+	// dropped or renamed since); empty while draining, which checks none. The causes are
+	// logged, not shown to anonymous callers.
 	Partitions map[string]string `json:"Partitions"`
 }
 
