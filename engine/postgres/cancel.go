@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -16,7 +17,7 @@ import (
 // context (see Deadlines in credo/engine), and a statement that expires is short.
 //
 // A statement whose context asks for it (backend.CancelInServer: a migration's, an index
-// build that may run for an hour) gets pgx's cancel request instead: PostgreSQL stops the
+// build that may run for an hour) and is cancelled gets pgx's cancel request instead: PostgreSQL stops the
 // statement (SQLSTATE 57014), the statement returns that error, and the connection stays
 // usable, so that the migration can release its session's lock. A build left running in
 // PostgreSQL after its process exited held its lock and snapshot, and the next replica of a
@@ -40,7 +41,10 @@ func newCancelHandler(c *pgconn.PgConn) ctxwatch.Handler {
 
 func (h *cancelHandler) HandleCancel(ctx context.Context) {
 	h.used = &h.deadline
-	if backend.CancelsInServer(ctx) {
+	// Only a cancellation: a statement past its deadline keeps failing as a timeout, which
+	// start-up reports as the database not answering (a build's own bound is the session's
+	// statement_timeout, which PostgreSQL enforces itself).
+	if backend.CancelsInServer(ctx) && errors.Is(ctx.Err(), context.Canceled) {
 		h.used = &h.cancel
 	}
 	h.used.HandleCancel(ctx)
