@@ -17,9 +17,9 @@ import (
 // context (see Deadlines in credo/engine), and a statement that expires is short.
 //
 // A statement whose context asks for it (backend.CancelInServer: a migration's, an index
-// build that may run for an hour) and is cancelled gets pgx's cancel request instead: PostgreSQL stops the
-// statement (SQLSTATE 57014), the statement returns that error, and the connection stays
-// usable, so that the migration can release its session's lock. A build left running in
+// build that may run for an hour) and is cancelled gets pgx's cancel request instead:
+// PostgreSQL stops the statement (SQLSTATE 57014), the statement returns that error, and the
+// connection stays usable, so that the migration can release its session's lock. A build left running in
 // PostgreSQL after its process exited held its lock and snapshot, and the next replica of a
 // rolling deploy waited for it. Should PostgreSQL not answer the cancel within
 // backend.ServerCancelGrace, the socket's deadline ends the statement as by default.
