@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"credo/engine/backend"
 )
 
 // maxMissingShown bounds the columns that a Ready error names.
@@ -79,31 +81,21 @@ func (s *Store) Ready(ctx context.Context) error {
 
 // missingColumns runs readySQL on the probe's connection.
 func (s *Store) missingColumns(ctx context.Context) ([]string, error) {
-	var missing []string
-	if s.dialect != Postgres {
-		list, err := json.Marshal(s.reg.columns)
-		if err != nil {
-			return nil, err
+	var rows backend.Rows
+	var err error
+	if s.dialect == Postgres {
+		rows, err = s.database.probe.Query(ctx, func() {}, readySQL[Postgres], []any{s.schema, s.reg.columns})
+	} else {
+		var list []byte
+		if list, err = json.Marshal(s.reg.columns); err == nil {
+			rows, err = s.sqliteProbe.QueryContext(ctx, readySQL[SQLite], string(list))
 		}
-		rows, err := s.sqliteProbe.QueryContext(ctx, readySQL[SQLite], string(list))
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				return nil, err
-			}
-			missing = append(missing, c)
-		}
-		return missing, rows.Err()
 	}
-	rows, err := s.database.probe.Query(ctx, func() {}, readySQL[Postgres], []any{s.schema, s.reg.columns})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	var missing []string
 	for rows.Next() {
 		var c string
 		if err := rows.Scan(&c); err != nil {
