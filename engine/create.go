@@ -80,9 +80,11 @@ func (s *Store) insert(ctx context.Context, r *Resource, d Draft, org string) (R
 
 // checkAndInsert inserts rec after the write check that ctx carries for r, if any; the check
 // and the insert are then one transaction, so that what the check reads (and locks, see
-// Serialize) is what the insert is judged against, as for updates, patches and deletes.
+// Serialize) is what the insert is judged against, as for updates, patches and deletes. A
+// Commit that ctx carries (WithCommit) is told of the record and, outside a transaction,
+// makes the insert one, so that its Write commits with the insert.
 func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) error {
-	check := writeCheck(ctx, r)
+	check, c := writeCheck(ctx, r), commitOf(ctx)
 	write := func(st *Store) error {
 		if check != nil {
 			if err := check(ctx, st, r, nil, rec); err != nil {
@@ -92,9 +94,12 @@ func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) err
 		if err := st.insertRow(ctx, r, rec); err != nil {
 			return translate(r, err)
 		}
+		if c != nil {
+			c.note(r, rec)
+		}
 		return nil
 	}
-	if check == nil || s.inTx {
+	if s.inTx || check == nil && c == nil {
 		return write(s)
 	}
 	return s.Transaction(ctx, write)

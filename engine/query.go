@@ -75,6 +75,16 @@ func (r *Resource) ParseKey(segments []string) ([]any, error) {
 	return key, nil
 }
 
+// KeySegment returns the path segment of rec's i-th key member, as ParseKey reads it back: a
+// text key as it is, another as it prints.
+func (r *Resource) KeySegment(rec Record, i int) string {
+	v := rec[r.Key[i].Index]
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
 // zone is a part of a query's rows by the first order column: a keyset page whose position
 // lies before that column's NULLs reads the values after it, then the NULLs (ListPage).
 type zone int

@@ -16,9 +16,25 @@ func (s *Store) withDB(db *gorm.DB) *Store {
 
 // Transaction runs fn with a store bound to one database transaction. Like every statement,
 // its BEGIN, COMMIT and ROLLBACK do not see ctx's cancellation on PostgreSQL (see detach); a
-// failure of theirs is translated into its category.
+// failure of theirs is translated into its category. When ctx carries a Commit that no
+// transaction has committed (WithCommit), an outermost transaction runs its Write after fn,
+// before COMMIT.
 func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error {
-	return translate(nil, s.transaction(s.detach(ctx), fn))
+	c := commitOf(ctx)
+	if c == nil || s.inTx {
+		return translate(nil, s.transaction(s.detach(ctx), fn))
+	}
+	c.created = nil
+	err := s.transaction(s.detach(ctx), func(tx *Store) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return c.Write(ctx, tx, c.created)
+	})
+	if err == nil {
+		c.committed.Store(true)
+	}
+	return translate(nil, err)
 }
 
 // transaction runs fn in a transaction on ctx as it is: start-up's, which a signal cancels.

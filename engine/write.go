@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Update replaces the record with key by the draft: omitted members become null or zero
@@ -155,4 +156,33 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, p
 		return ErrNotFound
 	}
 	return nil
+}
+
+// SetMatching sets members of every record of r that the conditions of q match (its paging,
+// projection and sort are ignored) to the values given, in one UPDATE, and returns how many
+// records it changed. It is for the modules' bookkeeping, as DeleteMatching is: the values are
+// the process's own, stored as given (no hook, check or validation runs), and neither a key
+// member nor a computed one may be set. scope limits it like a list.
+func (s *Store) SetMatching(ctx context.Context, r *Resource, q Query, set map[*Field]any, scope Scope) (_ int64, err error) {
+	defer wrap(&err, "set", r.Name, nil)
+	if err := scope.check(); err != nil {
+		return 0, err
+	}
+	cols := make(map[string]any, len(set))
+	for f, v := range set {
+		if !f.Stored() || slices.Contains(r.Key, f) {
+			return 0, fmt.Errorf("set %s: not a stored non-key field", f.Name)
+		}
+		cols[f.Column] = storageValue(v)
+	}
+	for _, c := range q.Conds {
+		if !c.Field.Stored() {
+			return 0, fmt.Errorf("where %s: not a stored field", c.Field.Name)
+		}
+	}
+	tx := s.where(s.from(ctx, r), r, Query{Conds: q.Conds, org: scope.orgFor(r)}).Updates(cols)
+	if tx.Error != nil {
+		return 0, translate(r, tx.Error)
+	}
+	return tx.RowsAffected, nil
 }
