@@ -429,13 +429,16 @@ var problemNames = map[int]string{
 func problemResponses() obj {
 	problem := obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}}
 	desc := map[int]string{
-		http.StatusBadRequest:    "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
-		http.StatusUnauthorized:  "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
-		http.StatusForbidden:     "The credential is valid but does not carry the permission the operation needs.",
-		http.StatusNotFound:      "No such partition, record or resource (a malformed identifier in the path is a 404 too).",
+		http.StatusBadRequest:   "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
+		http.StatusUnauthorized: "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
+		http.StatusForbidden:    "The credential is valid but does not carry the permission the operation needs.",
+		http.StatusNotFound: "No such partition, record or resource (a malformed identifier in the path is a 404 too). " +
+			"To the retry of a create whose answer was lost (see `Idempotency-Key`): the record it created has since been deleted.",
 		http.StatusNotAcceptable: "`Accept` names no media type the operation answers in.",
-		http.StatusConflict: "A request with the same `Idempotency-Key` is still being answered; retry after `Retry-After` " +
-			"seconds to get its answer.",
+		http.StatusConflict: "With `Retry-After`: a request with the same `Idempotency-Key` is still being answered; retry " +
+			"after `Retry-After` seconds to get its answer. Without it: that request was done, but its answer was lost " +
+			"before it could be kept (its server stopped in between); it is not done again, and a retry gets this again. " +
+			"Read the current state of what it changed.",
 		http.StatusUnprocessableEntity: "The `Idempotency-Key` was first used with another request (method, path or body); " +
 			"a new request needs a new key.",
 		http.StatusPreconditionFailed: "The record changed since the ETag that `If-Match` names; it is left as it is. " +
@@ -459,9 +462,12 @@ func problemResponses() obj {
 				"schema": obj{"type": "integer", "minimum": 0}}}
 		case http.StatusNotAcceptable:
 			r["headers"] = obj{"Vary": varyHeader}
-		case http.StatusServiceUnavailable, http.StatusConflict:
+		case http.StatusServiceUnavailable:
 			r["headers"] = obj{"Retry-After": obj{"required": true, "description": "Seconds to wait before retrying.",
 				"schema": obj{"type": "integer", "minimum": 0}}}
+		case http.StatusConflict:
+			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before retrying; absent when a retry " +
+				"would get the same answer.", "schema": obj{"type": "integer", "minimum": 0}}}
 		}
 		out[name] = r
 	}

@@ -188,13 +188,14 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return h.created(w, r, rec)
+}
+
+// created answers the record rec as its create does: 201, Location, ETag and the record.
+func (h *resourceHandler) created(w http.ResponseWriter, r *http.Request, rec engine.Record) error {
 	loc := "/v2/" + mux.Vars(r)["partition"] + "/" + h.res.Path
-	for _, k := range h.res.Key {
-		v, ok := rec[k.Index].(string)
-		if !ok {
-			v = fmt.Sprint(rec[k.Index])
-		}
-		loc += "/" + url.PathEscape(v)
+	for i := range h.res.Key {
+		loc += "/" + url.PathEscape(h.res.KeySegment(rec, i))
 	}
 	// The body is the full record's encoding, so it gives the ETag too (encoded once).
 	buf := bodyBuffer()
@@ -203,6 +204,16 @@ func (h *resourceHandler) create(w http.ResponseWriter, r *http.Request) error {
 	w.Header()["Location"] = []string{loc}
 	w.Header()["Etag"] = []string{engine.ETagOfJSON(out)}
 	return problem.Body(w, http.StatusCreated, out)
+}
+
+// found answers the record with key, as it is now, as its create did (idempotency.Found): the
+// answer to the retry of a create whose work was done and whose answer was lost.
+func (h *resourceHandler) found(w http.ResponseWriter, r *http.Request, key []any) error {
+	rec, err := engine.StoreFrom(r.Context()).Get(r.Context(), h.res, key, h.res.Output, h.scope(r))
+	if err != nil {
+		return err
+	}
+	return h.created(w, r, rec)
 }
 
 func (h *resourceHandler) update(w http.ResponseWriter, r *http.Request) error {

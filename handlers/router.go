@@ -189,7 +189,7 @@ func (s *Server) Handler() (http.Handler, error) {
 			if r.Offers(op) {
 				serve := h.handler(op)
 				if op == engine.OpCreate {
-					serve = acceptsJSON(s.Idempotency.Wrap(idempotency.FromContext, MaxBodyBytes, serve))
+					serve = acceptsJSON(s.Idempotency.WrapCreate(idempotency.FromContext, MaxBodyBytes, r, serve, h.found))
 				}
 				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], serve))
 			} else if op == engine.OpCount || op == engine.OpSearch {

@@ -17,6 +17,7 @@ import (
 
 	"credo/auth"
 	"credo/engine"
+	"credo/handlers/idempotency"
 	"credo/handlers/problem"
 	"credo/handlers/route"
 	"credo/handlers/security"
@@ -86,6 +87,9 @@ type env struct {
 	// api validates every exchange against the OpenAPI document.
 	api   *openapitest.Validator
 	ticks *atomic.Int64
+	// stop makes the Idempotency-Key keeper abandon each command after its work
+	// (idempotency.Config.Stop), as a process killed then would.
+	stop *atomic.Bool
 }
 
 // with returns the env reporting to t, for subtests.
@@ -118,7 +122,12 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 			})
 			s, _ := db.Store(p)
 			e := &env{t: t, name: b.Name, store: s, router: mux.NewRouter(), ticks: new(atomic.Int64),
-				secClock: &settableClock{now: time.Now().UTC()}}
+				secClock: &settableClock{now: time.Now().UTC()}, stop: new(atomic.Bool)}
+			keeper, err := idempotency.New(registry, idempotency.Config{Now: e.clock,
+				Stop: func(*http.Request) bool { return e.stop.Load() }})
+			if err != nil {
+				t.Fatal(err)
+			}
 			e.sec, err = security.New(ctx, db, security.Config{SigningKey: testKey, Now: e.secClock.Now})
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +137,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 				return problem.New(http.StatusNotFound, "No route matches %s %s.", r.Method, r.URL.Path)
 			})
 			if err := Routes(e.router, Deps{Store: s, Authenticate: testAuthenticate(p, e.sec.LegacyAuthenticator(p)),
-				Authz: e.sec.Authorizer(), Now: e.clock}); err != nil {
+				Authz: e.sec.Authorizer(), Now: e.clock, Idempotency: keeper}); err != nil {
 				t.Fatal(err)
 			}
 			e.api = openapitest.New(t, openapitest.Document(s.Registry(), Describe()...))

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"credo/handlers/idempotency"
 )
@@ -90,6 +92,48 @@ func TestIdempotentCommands(t *testing.T) {
 		h := http.Header{"X-Test-Organization": {orgB}, "X-Test-User": {staff}, "Content-Type": {"application/json"}, idempotency.KeyHeader: {"cancel"}}
 		if rec := e.doWith(http.MethodPost, regPath(id, "cancel"), `{"Reason":"Ill"}`, h); rec.Code != http.StatusNotFound || rec.Header().Get(idempotency.ReplayedHeader) != "" {
 			t.Fatalf("another organization's key: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		}
+	})
+}
+
+// TestCrashAfterCommand: a command whose process stopped after its work committed and before
+// its answer was kept (idempotency.Config.Stop) is never done again. Its work's transaction
+// marked the key done: a retry within the lease is a 409 with Retry-After, as for a command
+// being answered; after the lease, the retry is a 409 without Retry-After saying that the
+// command was done and its answer lost, and nothing is done again: one registration, and the
+// cancellation's change stamp stays the first's.
+func TestCrashAfterCommand(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		id := rid(41)
+		for _, c := range []struct{ command, body, key string }{
+			{"register-lax", e.registerBody(venueA, start(12, "10:00:00", "Z"), ""), "crash-reg"},
+			{"cancel", `{"Reason":"Ill"}`, "crash-cancel"},
+		} {
+			e.stop.Store(true)
+			if rec := e.doKey(regPath(id, c.command), c.body, c.key); rec.Code != http.StatusInternalServerError {
+				t.Fatalf("%s, stopped: %d %s", c.command, rec.Code, rec.Body)
+			}
+			e.stop.Store(false)
+			stamp := e.ok("GET", regPath(id, ""), "")["LastChangeTime"]
+			if rec := e.doKey(regPath(id, c.command), c.body, c.key); rec.Code != http.StatusConflict ||
+				rec.Header().Get("Retry-After") != idempotency.InFlightRetryAfter {
+				t.Fatalf("%s retried within the lease: %d %v %s", c.command, rec.Code, rec.Header(), rec.Body)
+			}
+			e.ticks.Add(int64(idempotency.Lease / time.Second))
+			rec := e.doKey(regPath(id, c.command), c.body, c.key)
+			if status, detail := problemOf(t, rec); status != http.StatusConflict || rec.Code != http.StatusConflict ||
+				rec.Header().Get("Retry-After") != "" || !strings.Contains(detail, "was done") {
+				t.Fatalf("%s retried after the lease: %d %v %s", c.command, rec.Code, rec.Header(), rec.Body)
+			}
+			if n := e.count("Registration", "RegistrationIdentifier", id); n != 1 {
+				t.Fatalf("%s: %d registrations, want 1", c.command, n)
+			}
+			if now := e.ok("GET", regPath(id, ""), "")["LastChangeTime"]; now != stamp {
+				t.Fatalf("%s: the retry did the command again: last change %v, then %v", c.command, stamp, now)
+			}
+		}
+		if got := e.ok("GET", regPath(id, ""), "")["RegistrationAttendanceStatus"]; got != "Cancelled" {
+			t.Fatalf("RegistrationAttendanceStatus %v, want Cancelled", got)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,14 +64,17 @@ type server struct {
 	keeper    *idempotency.Keeper
 	clock     *idempotency.Clock
 	metrics   *prometheus.Registry
+	// stop makes the keeper abandon each request after its work (idempotency.Config.Stop),
+	// as a process killed then would.
+	stop *atomic.Bool
 }
 
 func newServer(t *testing.T, b testenv.Backend) *server {
 	t.Helper()
 	reg := loadRegistry(t)
 	db, st := idempotency.OpenPartition(t, b, reg)
-	c := idempotency.NewClock()
-	k, err := idempotency.New(reg, idempotency.Config{Now: c.Now})
+	c, stop := idempotency.NewClock(), new(atomic.Bool)
+	k, err := idempotency.New(reg, idempotency.Config{Now: c.Now, Stop: func(*http.Request) bool { return stop.Load() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +87,7 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 	}
 	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
 	t.Cleanup(ts.Close)
-	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c, metrics: metrics}
+	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c, metrics: metrics, stop: stop}
 }
 
 // answer is a response read whole.
@@ -178,4 +182,19 @@ func (s *server) counted(t *testing.T) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// get reads the absolute path loc (a Location) as the default caller.
+func (s *server) get(t *testing.T, loc string) answer {
+	t.Helper()
+	res, err := s.Client().Get(s.URL + loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{status: res.StatusCode, header: res.Header, body: string(b)}
 }

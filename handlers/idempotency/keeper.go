@@ -40,14 +40,20 @@ const MaxAnswerBytes = 2 << 20
 type Config struct {
 	// Now is the clock; nil means time.Now. Tests move it past Retention and Lease.
 	Now func() time.Time
+	// Stop, when set, is asked after the wrapped handler returns and before its answer is
+	// kept; true abandons the request there, keeping and releasing nothing, as a process
+	// killed at that moment would (its client gets a 500). The tests of that crash set it;
+	// nil, in production, never stops.
+	Stop func(*http.Request) bool
 }
 
 // Keeper applies the protocol to the routes it wraps. It keeps nothing in memory but the
 // descriptor of its keys: every key lives in the partition's database, so any process sharing
 // it honours any key.
 type Keeper struct {
-	now func() time.Time
-	t   *table
+	now  func() time.Time
+	stop func(*http.Request) bool
+	t    *table
 }
 
 // New returns a Keeper that stores its keys in the IdempotencyKey descriptor of reg, resolved
@@ -58,7 +64,7 @@ func New(reg *engine.Registry, cfg Config) (*Keeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keeper{now: cfg.Now, t: t}
+	k := &Keeper{now: cfg.Now, stop: cfg.Stop, t: t}
 	if k.now == nil {
 		k.now = time.Now
 	}
@@ -68,22 +74,45 @@ func New(reg *engine.Registry, cfg Config) (*Keeper, error) {
 // FromContext is the store of a v2 request: its partition's (engine.StoreFrom).
 func FromContext(r *http.Request) *engine.Store { return engine.StoreFrom(r.Context()) }
 
-// Wrap returns next behind the protocol. It must run after authentication: the key belongs
-// to the caller (auth.FromContext). A request without Idempotency-Key goes to next untouched.
-// With one, the body (at most limit bytes, as next reads it) is read first, and:
+// Wrap returns next, a command, behind the protocol. It must run after authentication: the
+// key belongs to the caller (auth.FromContext). A request without Idempotency-Key goes to next
+// untouched. With one, the body (at most limit bytes, as next reads it) is read first, and:
 //   - a key not seen (or forgotten, after Retention) is claimed, next answers, and the answer
 //     is kept for Retention when it is a success: the work was done, and a retry must not do
-//     it again. A 4xx or 5xx is sent but not kept, and the key is released: such a request
-//     changed nothing (every verb and command is all or nothing), so its retry, after the
-//     client mends the body or the caller is granted what it lacked, is served afresh;
+//     it again. The transaction that commits next's work also marks the key done
+//     (engine.WithCommit), on the claim's row only: a request whose lease ended and whose key
+//     another request claimed has its work rolled back and is answered as in flight (409).
+//     A 4xx or 5xx is sent but not kept, and the key is released unless its work is done:
+//     such a request changed nothing (every verb and command is all or nothing), so its
+//     retry, after the client mends the body or the caller is granted what it lacked, is
+//     served afresh;
 //   - a key kept with the same method, path and body gets the kept answer, with
 //     Idempotent-Replayed: true, and next does nothing;
+//   - a key whose work is done but whose answer was never kept (its process stopped in
+//     between, or the answer was too large) is a 409 problem without Retry-After saying so,
+//     once the first request's lease has ended; next does nothing;
 //   - a key first used with another method, path or body is a 422 problem;
 //   - a key whose first request is still being answered is a 409 problem with Retry-After:
 //     the work is done once, and the client retries to read its answer.
 //
 // store gives the database of the request's partition.
 func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next problem.HandlerFunc) problem.HandlerFunc {
+	return k.wrap(store, limit, next, nil, nil)
+}
+
+// Found answers the record with key as a create of it answers (201, Location, ETag, the
+// record as it is now), or fails with engine.ErrNotFound when it has since been deleted.
+type Found func(w http.ResponseWriter, r *http.Request, key []any) error
+
+// WrapCreate is Wrap for next, a create of records of res. The work's transaction keeps the
+// key of the record it created with its mark, and the retry of a request whose answer was
+// never kept is answered by found with that record, marked Idempotent-Replayed, or with a 404
+// problem when it has since been deleted.
+func (k *Keeper) WrapCreate(store func(*http.Request) *engine.Store, limit int64, res *engine.Resource, next problem.HandlerFunc, found Found) problem.HandlerFunc {
+	return k.wrap(store, limit, next, res, found)
+}
+
+func (k *Keeper) wrap(store func(*http.Request) *engine.Store, limit int64, next problem.HandlerFunc, res *engine.Resource, found Found) problem.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		key, err := keyOf(r)
 		if err != nil {
@@ -101,16 +130,27 @@ func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next
 			return err
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		return k.serve(w, r, store(r), k.t, keyHash(p, key), fingerprint(r, body), next)
+		c := call{st: store(r), hash: keyHash(p, key), fp: fingerprint(r, body), res: res, found: found}
+		return k.serve(w, r, c, next)
 	}
 }
 
+// call is one request with a key.
+type call struct {
+	st       *engine.Store
+	hash, fp string
+	// res is the resource a create stores, nil for a command; found answers its record.
+	res   *engine.Resource
+	found Found
+}
+
 // serve runs the protocol for one key.
-func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, st *engine.Store, t *table, hash, fp string, next problem.HandlerFunc) error {
+func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, c call, next problem.HandlerFunc) error {
 	// What the keeper writes to the database is written even when the client leaves: the work
 	// it guards has been done (statements run to their end, see engine), and its answer must
 	// be found by the retry.
 	ctx := context.WithoutCancel(r.Context())
+	st, t, hash, fp := c.st, k.t, c.hash, c.fp
 	now := k.now()
 	holder := newHolder()
 	cur, err := t.claim(ctx, st, hash, fp, holder, now, now.Add(Lease))
@@ -123,34 +163,58 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, st *engine.Store,
 		observe.Idempotency(r.Context(), observe.IdempotencyMismatch)
 		return problem.New(http.StatusUnprocessableEntity,
 			"This Idempotency-Key was first used with another request (method, path or body); send a new key for a new request.")
-	case cur != nil && cur.answer == nil:
+	case cur != nil && cur.answer == nil && (cur.done.IsZero() || now.Before(cur.claimed.Add(Lease))):
+		// In flight, or done and its holder is still keeping its answer.
 		return k.inFlight(r)
+	case cur != nil && cur.answer == nil:
+		observe.Idempotency(r.Context(), observe.IdempotencyLost)
+		return lost(w, r, c, cur)
 	case cur != nil:
 		observe.Idempotency(r.Context(), observe.IdempotencyReplayed)
 		return replay(w, cur.answer)
 	}
 	// The key is ours: answer, keep the answer, and give the key up if anything goes wrong
-	// (a panic included) so that the retry is not refused until the lease ends.
+	// (a panic included) so that the retry is not refused until the lease ends, unless the
+	// work was done.
 	kept := false
 	defer func() {
 		if !kept {
-			if _, err := t.drop(ctx, st, hash, holder); err != nil {
+			if err := t.release(ctx, st, hash, holder); err != nil {
 				slog.ErrorContext(ctx, "idempotency: the key could not be released; retries get 409 until its lease ends",
 					"request_id", observe.RequestID(ctx), "lease", Lease, "err", err)
 			}
 		}
 	}()
+	work := &engine.Commit{Of: c.res, Write: func(ctx context.Context, tx *engine.Store, created engine.Record) error {
+		var record []string
+		if created != nil {
+			for i := range c.res.Key {
+				record = append(record, c.res.KeySegment(created, i))
+			}
+		}
+		return t.mark(ctx, tx, hash, holder, k.now(), record)
+	}}
 	rec := newRecorder()
 	failed := false
-	if err := next(rec, r); err != nil {
+	if err := next(rec, r.WithContext(engine.WithCommit(r.Context(), work))); err != nil {
+		if errors.Is(err, errLost) {
+			// The work rolled back: another request claimed the key after this one's lease.
+			slog.WarnContext(ctx, "idempotency: the work ended after the key's lease, which another request holds; it was undone",
+				"request_id", observe.RequestID(ctx), "lease", Lease)
+			return k.inFlight(r)
+		}
 		failed = true
 		problem.Write(rec, r, err)
+	}
+	if k.stop != nil && k.stop(r) {
+		kept = true // a process stopped here keeps nothing and releases nothing
+		return errors.New("idempotency: stopped after the work (Config.Stop)")
 	}
 	a := rec.answer()
 	if failed || a.status >= 400 || len(a.body) > MaxAnswerBytes {
 		observe.Idempotency(r.Context(), observe.IdempotencyNotStored)
 		if !failed && a.status < 400 {
-			slog.WarnContext(ctx, "idempotency: the answer is too large to keep; a retry will do the work again",
+			slog.WarnContext(ctx, "idempotency: the answer is too large to keep; a retry will be told the work was done",
 				"request_id", observe.RequestID(ctx), "bytes", len(a.body))
 		}
 		return rec.send(w)
@@ -167,10 +231,35 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, st *engine.Store,
 			"request_id", observe.RequestID(ctx), "lease", Lease)
 	default:
 		observe.Idempotency(r.Context(), observe.IdempotencyNotStored)
-		slog.ErrorContext(ctx, "idempotency: the answer could not be kept; a retry will do the work again",
+		slog.ErrorContext(ctx, "idempotency: the answer could not be kept; a retry will be told the work was done",
 			"request_id", observe.RequestID(ctx), "err", err)
 	}
 	return rec.send(w)
+}
+
+// lost answers the retry of a request whose work is done but whose answer was never kept: a
+// create with its record as it is now, marked replayed (or a 404 when it has been deleted),
+// a command with a 409 saying that it was done. The work is never done again.
+func lost(w http.ResponseWriter, r *http.Request, c call, cur *row) error {
+	done := cur.done.UTC().Format(time.RFC3339)
+	if c.found != nil && cur.record != nil {
+		key, err := c.res.ParseKey(cur.record)
+		if err == nil {
+			rec := newRecorder()
+			err = c.found(rec, r, key)
+			if err == nil {
+				rec.header.Set(ReplayedHeader, "true")
+				return rec.send(w)
+			}
+		}
+		if engine.IsNotFound(err) {
+			return problem.New(http.StatusNotFound,
+				"The request with this Idempotency-Key created a record at %s, which has since been deleted; its answer was not kept, and the record is not created again.", done)
+		}
+		return err
+	}
+	return problem.New(http.StatusConflict,
+		"The request with this Idempotency-Key was done at %s, but its answer was lost before it could be kept; it is not done again. Read the current state of what it changed instead of retrying.", done)
 }
 
 // inFlight is the 409 of a key whose first request is still being answered.

@@ -23,6 +23,7 @@ type table struct {
 	hash, holder, expires                   *engine.Field
 	expiresBefore                           *engine.Filter
 	fingerprint, status, header, body, made *engine.Field
+	workDone, workRecord                    *engine.Field
 }
 
 // tableOf resolves the descriptor and its members in reg (New, once); their absence is a build
@@ -35,7 +36,7 @@ func tableOf(reg *engine.Registry) (*table, error) {
 	t := &table{r: r}
 	for name, dst := range map[string]**engine.Field{"KeyHash": &t.hash, "Holder": &t.holder, "Expires": &t.expires,
 		"Fingerprint": &t.fingerprint, "AnswerStatus": &t.status, "AnswerHeader": &t.header, "AnswerBody": &t.body,
-		"KeyCreated": &t.made} {
+		"KeyCreated": &t.made, "WorkDone": &t.workDone, "WorkRecord": &t.workRecord} {
 		f, ok := r.Member(name)
 		if !ok {
 			return nil, fmt.Errorf("idempotency: %s has no member %s", r.Name, name)
@@ -59,7 +60,13 @@ type answer struct {
 type row struct {
 	fingerprint string
 	expires     time.Time
-	// answer is nil while the first request is in flight.
+	// claimed is when the holder claimed the key: its lease ends Lease later.
+	claimed time.Time
+	// done is when the work committed (zero: not yet, or a request that committed none);
+	// record is the key of the record a create stored then, as path segments (nil: none).
+	done   time.Time
+	record []string
+	// answer is nil until the answer is kept.
 	answer *answer
 }
 
@@ -68,6 +75,15 @@ func (t *table) read(rec engine.Record) (row, error) {
 	out.fingerprint, _ = rec[t.fingerprint.Index].(string)
 	exp, _ := rec[t.expires.Index].(engine.DateTime)
 	out.expires = exp.Time
+	made, _ := rec[t.made.Index].(engine.DateTime)
+	out.claimed = made.Time
+	done, _ := rec[t.workDone.Index].(engine.DateTime)
+	out.done = done.Time
+	if segs, _ := rec[t.workRecord.Index].(string); segs != "" {
+		if err := json.Unmarshal([]byte(segs), &out.record); err != nil {
+			return out, fmt.Errorf("idempotency: stored record key: %w", err)
+		}
+	}
 	st, ok := rec[t.status.Index].(int64)
 	if !ok {
 		return out, nil
@@ -169,6 +185,33 @@ func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder st
 // errLost: the holder's lease expired and another request claimed the key.
 var errLost = errors.New("idempotency: the key's lease expired before the answer was stored; another request holds it")
 
+// mark records, in the transaction tx of the key's work, that the work is done: on the
+// holder's row only, so that a holder whose lease ended and whose key another request claimed
+// finds no row, and its work rolls back (errLost). The key is then kept until Retention after
+// now, answered or not, and record (the path segments of the record a create stored, nil for
+// none) is kept with it for the retry of a request whose answer is lost.
+func (t *table) mark(ctx context.Context, tx *engine.Store, hash, holder string, now time.Time, record []string) error {
+	set := map[*engine.Field]any{t.workDone: dateTime(now), t.expires: dateTime(now.Add(Retention))}
+	if record != nil {
+		b, err := json.Marshal(record)
+		if err != nil {
+			return fmt.Errorf("idempotency: encode the record key: %w", err)
+		}
+		set[t.workRecord] = string(b)
+	}
+	n, err := tx.SetMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
+		{Field: t.hash, Op: engine.MatchEq, Value: hash},
+		{Field: t.holder, Op: engine.MatchEq, Value: holder},
+	}}, set, engine.AllOrganizations())
+	switch {
+	case err != nil:
+		return fmt.Errorf("idempotency: mark the work done: %w", err)
+	case n == 0:
+		return errLost
+	}
+	return nil
+}
+
 // complete replaces the holder's in-flight row by the answered one, in one transaction, if
 // the holder still holds it.
 func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder string, now, expires time.Time, a *answer) error {
@@ -194,10 +237,26 @@ func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder
 // drop removes the holder's row of the key (not another holder's); it returns how many rows
 // it removed, 0 or 1.
 func (t *table) drop(ctx context.Context, st *engine.Store, hash, holder string) (int64, error) {
-	n, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
+	return t.dropWhere(ctx, st, []engine.Cond{
 		{Field: t.hash, Op: engine.MatchEq, Value: hash},
 		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-	}}, engine.AllOrganizations())
+	})
+}
+
+// release gives the key up: it removes the holder's row unless its work is done (marked by
+// the work's transaction, which may have committed even when the request then failed), so
+// that a retry is served afresh only when nothing was done.
+func (t *table) release(ctx context.Context, st *engine.Store, hash, holder string) error {
+	_, err := t.dropWhere(ctx, st, []engine.Cond{
+		{Field: t.hash, Op: engine.MatchEq, Value: hash},
+		{Field: t.holder, Op: engine.MatchEq, Value: holder},
+		{Field: t.workDone, Op: engine.MatchEq, Value: nil},
+	})
+	return err
+}
+
+func (t *table) dropWhere(ctx context.Context, st *engine.Store, conds []engine.Cond) (int64, error) {
+	n, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: conds}, engine.AllOrganizations())
 	if err != nil {
 		return 0, fmt.Errorf("idempotency: release: %w", err)
 	}

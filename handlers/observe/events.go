@@ -69,6 +69,7 @@ const (
 	IdempotencyInFlight  = "in_flight"  // a retry while the first request was still running (409)
 	IdempotencyMismatch  = "mismatch"   // the key with another request (422)
 	IdempotencyNotStored = "not_stored" // answered, but not kept: a 4xx or 5xx, or the key lost its lease
+	IdempotencyLost      = "lost"       // a retry of a request whose work was done but whose answer was not kept
 )
 
 // Idempotency counts a request with an Idempotency-Key by its outcome.

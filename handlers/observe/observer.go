@@ -99,7 +99,7 @@ func New(opts Options) *Observer {
 			Help: "Time to check and write a people import, by outcome.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)},
 			[]string{"outcome"}),
 		idempotency: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricIdempotency,
-			Help: "Requests that carried an Idempotency-Key, by outcome (stored, replayed, in_flight, mismatch, not_stored)."},
+			Help: "Requests that carried an Idempotency-Key, by outcome (stored, replayed, in_flight, mismatch, not_stored, lost)."},
 			[]string{"outcome"}),
 		routes: map[string]*Route{},
 	}

@@ -1725,7 +1725,7 @@ type V1CancelRegistrationJSONBody struct {
 
 // V1CancelRegistrationParams defines parameters for V1CancelRegistration.
 type V1CancelRegistrationParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1737,13 +1737,13 @@ type V1ChangeAssessmentJSONBody struct {
 
 // V1ChangeAssessmentParams defines parameters for V1ChangeAssessment.
 type V1ChangeAssessmentParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // V1GrantAccommodationParams defines parameters for V1GrantAccommodation.
 type V1GrantAccommodationParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1776,7 +1776,7 @@ type V1RegisterLaxJSONBody struct {
 
 // V1RegisterLaxParams defines parameters for V1RegisterLax.
 type V1RegisterLaxParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1788,7 +1788,7 @@ type V1RevokeAccommodationJSONBody struct {
 
 // V1RevokeAccommodationParams defines parameters for V1RevokeAccommodation.
 type V1RevokeAccommodationParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1814,7 +1814,7 @@ type V1TransferLaxJSONBody struct {
 
 // V1TransferLaxParams defines parameters for V1TransferLax.
 type V1TransferLaxParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3710,7 +3710,7 @@ type ListPlatformActionParamsFormat string
 
 // CreatePlatformActionParams defines parameters for CreatePlatformAction.
 type CreatePlatformActionParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3986,7 +3986,7 @@ type ListPartitionFieldParamsFormat string
 
 // CreatePartitionFieldParams defines parameters for CreatePartitionField.
 type CreatePartitionFieldParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4981,7 +4981,7 @@ type ListPermissionParamsFormat string
 
 // CreatePermissionParams defines parameters for CreatePermission.
 type CreatePermissionParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5440,7 +5440,7 @@ type ListUserCommentParamsFormat string
 
 // CreateUserCommentParams defines parameters for CreateUserComment.
 type CreateUserCommentParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5848,7 +5848,7 @@ type ListUserFieldParamsFormat string
 
 // CreateUserFieldParams defines parameters for CreateUserField.
 type CreateUserFieldParams struct {
-	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409. Any other value is a 400.
+	// IdempotencyKey Makes the request safe to retry (IETF draft httpapi-idempotency-key-header): 1 to 255 printable ASCII characters, taken as sent, e.g. a UUID. The first success answered to the key is kept for 24 hours for the caller (user and organization) that sent it; a retry with the same key, method, path and body gets that answer again with `Idempotent-Replayed: true`, and nothing is done twice. A 4xx or 5xx changed nothing and is not kept: the key is free again, for a retry or a mended request. The same key with another request is a 422; a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's work was done but its server stopped before keeping the answer, the work is not done again: a create's retry gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. Any other value is a 400.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -36530,7 +36530,7 @@ type V1CancelRegistrationResponse406Headers struct {
 
 // V1CancelRegistrationResponse409Headers the declared response headers of an HTTP 409 response for V1CancelRegistration
 type V1CancelRegistrationResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -36753,7 +36753,7 @@ type V1ChangeAssessmentResponse406Headers struct {
 
 // V1ChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for V1ChangeAssessment
 type V1ChangeAssessmentResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -36976,7 +36976,7 @@ type V1GrantAccommodationResponse406Headers struct {
 
 // V1GrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1GrantAccommodation
 type V1GrantAccommodationResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -37199,7 +37199,7 @@ type V1RegisterLaxResponse406Headers struct {
 
 // V1RegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for V1RegisterLax
 type V1RegisterLaxResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -37422,7 +37422,7 @@ type V1RevokeAccommodationResponse406Headers struct {
 
 // V1RevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1RevokeAccommodation
 type V1RevokeAccommodationResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -37645,7 +37645,7 @@ type V1TransferLaxResponse406Headers struct {
 
 // V1TransferLaxResponse409Headers the declared response headers of an HTTP 409 response for V1TransferLax
 type V1TransferLaxResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -43282,7 +43282,7 @@ type CreatePlatformActionResponse406Headers struct {
 
 // CreatePlatformActionResponse409Headers the declared response headers of an HTTP 409 response for CreatePlatformAction
 type CreatePlatformActionResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -45051,7 +45051,7 @@ type CreatePartitionFieldResponse406Headers struct {
 
 // CreatePartitionFieldResponse409Headers the declared response headers of an HTTP 409 response for CreatePartitionField
 type CreatePartitionFieldResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -49201,7 +49201,7 @@ type CreatePermissionResponse406Headers struct {
 
 // CreatePermissionResponse409Headers the declared response headers of an HTTP 409 response for CreatePermission
 type CreatePermissionResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -52125,7 +52125,7 @@ type CreateUserCommentResponse406Headers struct {
 
 // CreateUserCommentResponse409Headers the declared response headers of an HTTP 409 response for CreateUserComment
 type CreateUserCommentResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -54335,7 +54335,7 @@ type CreateUserFieldResponse406Headers struct {
 
 // CreateUserFieldResponse409Headers the declared response headers of an HTTP 409 response for CreateUserField
 type CreateUserFieldResponse409Headers struct {
-	RetryAfter int
+	RetryAfter *int
 	XRequestId string
 }
 
@@ -61032,10 +61032,10 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 		var headers V1CancelRegistrationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -61324,10 +61324,10 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 		var headers V1ChangeAssessmentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -61616,10 +61616,10 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 		var headers V1GrantAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -61908,10 +61908,10 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 		var headers V1RegisterLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -62200,10 +62200,10 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 		var headers V1RevokeAccommodationResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -62492,10 +62492,10 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 		var headers V1TransferLaxResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -69832,10 +69832,10 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		var headers CreatePlatformActionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -72006,10 +72006,10 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		var headers CreatePartitionFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -77324,10 +77324,10 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		var headers CreatePermissionResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -80931,10 +80931,10 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		var headers CreateUserCommentResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -83840,10 +83840,10 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		var headers CreateUserFieldResponse409Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
