@@ -163,7 +163,7 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, c call, next prob
 		observe.Idempotency(r.Context(), observe.IdempotencyMismatch)
 		return problem.New(http.StatusUnprocessableEntity,
 			"This Idempotency-Key was first used with another request (method, path or body); send a new key for a new request.")
-	case cur != nil && cur.answer == nil && (cur.done.IsZero() || now.Before(cur.claimed.Add(Lease))):
+	case cur != nil && cur.answer == nil && (cur.done.IsZero() || cur.holder != "" && now.Before(cur.claimed.Add(Lease))):
 		// In flight, or done and its holder is still keeping its answer.
 		return k.inFlight(r)
 	case cur != nil && cur.answer == nil:
@@ -174,17 +174,8 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, c call, next prob
 		return replay(w, cur.answer)
 	}
 	// The key is ours: answer, keep the answer, and give the key up if anything goes wrong
-	// (a panic included) so that the retry is not refused until the lease ends, unless the
-	// work was done.
-	kept := false
-	defer func() {
-		if !kept {
-			if err := t.release(ctx, st, hash, holder); err != nil {
-				slog.ErrorContext(ctx, "idempotency: the key could not be released; retries get 409 until its lease ends",
-					"request_id", observe.RequestID(ctx), "lease", Lease, "err", err)
-			}
-		}
-	}()
+	// (a panic included) so that the retry is not refused until the lease ends; if the work
+	// was done, end the lease instead, so that the retry is told so at once.
 	work := &engine.Commit{Of: c.res, Write: func(ctx context.Context, tx *engine.Store, created engine.Record) error {
 		var record []string
 		if created != nil {
@@ -194,6 +185,22 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, c call, next prob
 		}
 		return t.mark(ctx, tx, hash, holder, k.now(), record)
 	}}
+	kept := false
+	defer func() {
+		if kept {
+			return
+		}
+		var err error
+		if work.Committed() {
+			err = t.letGo(ctx, st, hash, holder)
+		} else {
+			err = t.release(ctx, st, hash, holder)
+		}
+		if err != nil {
+			slog.ErrorContext(ctx, "idempotency: the key could not be released; retries get 409 until its lease ends",
+				"request_id", observe.RequestID(ctx), "lease", Lease, "err", err)
+		}
+	}()
 	rec := newRecorder()
 	failed := false
 	if err := next(rec, r.WithContext(engine.WithCommit(r.Context(), work))); err != nil {

@@ -1,14 +1,72 @@
 package idempotency
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"credo/engine"
 )
+
+// createComment is a handler that stores a UserComment in the real work transaction of the
+// request, and then answers with created.
+func (f *fixture) createComment() func(w http.ResponseWriter, req *http.Request) error {
+	r := f.st.Registry().MustByName("UserComment")
+	return func(w http.ResponseWriter, req *http.Request) error {
+		d, err := r.DraftOf(map[string]any{"CommentCreatedBy": "0190a6f0-0000-7000-8000-000000000001",
+			"OrganizationIdentifier": "0190a6f0-0000-7000-8000-000000000002", "UserIdentifier": "0190a6f0-0000-7000-8000-000000000003",
+			"CommentText": "lease", "CommentCreated": engine.DateTime{Time: f.clock.Now()}})
+		if err != nil {
+			return err
+		}
+		if _, err := f.st.Create(req.Context(), r, d, engine.AllOrganizations()); err != nil {
+			return err
+		}
+		return created(w, req)
+	}
+}
+
+// comments counts the partition's UserComments.
+func (f *fixture) comments(t *testing.T) int64 {
+	t.Helper()
+	n, err := f.st.Count(t.Context(), f.st.Registry().MustByName("UserComment"), engine.Query{}, engine.AllOrganizations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFailureAfterWork: a request that fails after its work committed (here, its handler
+// errs after the create) is answered 500 and keeps no answer, but its key stays done and its
+// lease ends at once: the retry, sent straight away, is told that the work was done (a 409
+// without Retry-After) and does not do it again.
+func TestFailureAfterWork(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f *fixture) {
+		work := f.createComment()
+		var calls atomic.Int32
+		h := f.wrap(func(w http.ResponseWriter, req *http.Request) error {
+			calls.Add(1)
+			if err := work(httptest.NewRecorder(), req); err != nil {
+				return err
+			}
+			return errors.New("the answer could not be read back")
+		})
+		if w := f.call(h, "k", `{"a":1}`); w.Code != http.StatusInternalServerError {
+			t.Fatalf("the failing request: %d %s", w.Code, w.Body)
+		}
+		w := f.call(h, "k", `{"a":1}`)
+		if w.Code != http.StatusConflict || w.Header().Get("Retry-After") != "" || !strings.Contains(w.Body.String(), "was done") {
+			t.Fatalf("its retry: %d %v %s", w.Code, w.Header(), w.Body)
+		}
+		if n := f.comments(t); n != 1 || calls.Load() != 1 {
+			t.Fatalf("%d records, the handler ran %d times; want 1 and 1", n, calls.Load())
+		}
+	})
+}
 
 // TestLostLease: request A holds a key, stalls past its lease, and request B claims the key
 // and does the work. When A's work then commits, its transaction finds the key no longer A's
@@ -17,24 +75,15 @@ import (
 // the real database, and the records are counted.
 func TestLostLease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
-		r := f.st.Registry().MustByName("UserComment")
 		stalled, resume := make(chan struct{}), make(chan struct{})
 		var calls atomic.Int32
+		work := f.createComment()
 		h := f.wrap(func(w http.ResponseWriter, req *http.Request) error {
 			if calls.Add(1) == 1 {
 				close(stalled)
 				<-resume
 			}
-			d, err := r.DraftOf(map[string]any{"CommentCreatedBy": "0190a6f0-0000-7000-8000-000000000001",
-				"OrganizationIdentifier": "0190a6f0-0000-7000-8000-000000000002", "UserIdentifier": "0190a6f0-0000-7000-8000-000000000003",
-				"CommentText": "lease", "CommentCreated": engine.DateTime{Time: f.clock.Now()}})
-			if err != nil {
-				return err
-			}
-			if _, err := f.st.Create(req.Context(), r, d, engine.AllOrganizations()); err != nil {
-				return err
-			}
-			return created(w, req)
+			return work(w, req)
 		})
 		a, b := make(chan *httptest.ResponseRecorder), make(chan *httptest.ResponseRecorder)
 		go func() { a <- f.call(h, "k", `{"a":1}`) }()
@@ -50,11 +99,7 @@ func TestLostLease(t *testing.T) {
 		if first.Code != http.StatusConflict {
 			t.Fatalf("A, whose work ended after its lease: %d %v %s", first.Code, first.Header(), first.Body)
 		}
-		n, err := f.st.Count(t.Context(), r, engine.Query{}, engine.AllOrganizations())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != 1 {
+		if n := f.comments(t); n != 1 {
 			t.Fatalf("%d records, want 1: A's work was not rolled back", n)
 		}
 		if again := f.call(h, "k", `{"a":1}`); again.Code != http.StatusCreated || again.Header().Get(ReplayedHeader) != "true" {

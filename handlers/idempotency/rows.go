@@ -60,8 +60,10 @@ type answer struct {
 type row struct {
 	fingerprint string
 	expires     time.Time
-	// claimed is when the holder claimed the key: its lease ends Lease later.
+	// claimed is when the holder claimed the key: its lease ends Lease later, or when the
+	// holder lets it go (holder "", see letGo).
 	claimed time.Time
+	holder  string
 	// done is when the work committed (zero: not yet, or a request that committed none);
 	// record is the key of the record a create stored then, as path segments (nil: none).
 	done   time.Time
@@ -77,6 +79,7 @@ func (t *table) read(rec engine.Record) (row, error) {
 	out.expires = exp.Time
 	made, _ := rec[t.made.Index].(engine.DateTime)
 	out.claimed = made.Time
+	out.holder, _ = rec[t.holder.Index].(string)
 	done, _ := rec[t.workDone.Index].(engine.DateTime)
 	out.done = done.Time
 	if segs, _ := rec[t.workRecord.Index].(string); segs != "" {
@@ -253,6 +256,21 @@ func (t *table) release(ctx context.Context, st *engine.Store, hash, holder stri
 		{Field: t.workDone, Op: engine.MatchEq, Value: nil},
 	})
 	return err
+}
+
+// letGo ends the holder's lease on a key whose work is done but whose answer it does not keep
+// (the request failed after its work committed, or its answer is too large): the row stays
+// done, held by nobody (holder ""), so that a retry is told at once that the work was done
+// rather than answered 409 until the lease ends. No holder id is "" (newHolder).
+func (t *table) letGo(ctx context.Context, st *engine.Store, hash, holder string) error {
+	_, err := st.SetMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
+		{Field: t.hash, Op: engine.MatchEq, Value: hash},
+		{Field: t.holder, Op: engine.MatchEq, Value: holder},
+	}}, map[*engine.Field]any{t.holder: ""}, engine.AllOrganizations())
+	if err != nil {
+		return fmt.Errorf("idempotency: let the key go: %w", err)
+	}
+	return nil
 }
 
 func (t *table) dropWhere(ctx context.Context, st *engine.Store, conds []engine.Cond) (int64, error) {
