@@ -192,7 +192,7 @@ func claimScope(r *Resource, rec Record, present []bool, org string, verr *Valid
 // write's problems are reported: every one that needs no database, together, and no hook
 // runs on a record with problems.
 func prepare(r *Resource, rec Record, present, given, failed []bool, verr *ValidationError) error {
-	if err := r.complete(rec, present, failed, verr); err != nil {
+	if err := r.complete(rec, present, given, failed, verr); err != nil {
 		return err
 	}
 	if !verr.Empty() {

@@ -40,7 +40,9 @@ func (d Draft) Resource() *Resource { return d.r }
 // builds a draft finds a misspelt member at once rather than having it dropped. So is a value
 // of another Go type (an int is taken as int64): a string given for a datetime would be
 // stored as it is and fail every later read of the record. A uuid is stored in its canonical
-// lower-case form, as one parsed from a request is.
+// lower-case form, as one parsed from a request is. The member's other rules (its text,
+// maxLength, range, null, validate tag) are the verbs' to check, for every draft alike: a
+// value that breaks one is a *ValidationError naming the member when the draft is written.
 func (d *Draft) Set(member string, v any) error {
 	f, ok := d.r.byName[member]
 	if !ok || !f.Stored() {

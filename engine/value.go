@@ -86,11 +86,8 @@ func (f *Field) ParseText(s string) (any, error) {
 	case TypeUUID:
 		return ParseUUID(s)
 	case TypeString:
-		if p := CheckText(s); p != "" {
+		if p := f.valueProblem(s); p != "" {
 			return nil, errors.New(p)
-		}
-		if n := utf8.RuneCountInString(s); f.MaxLen > 0 && n > f.MaxLen {
-			return nil, fmt.Errorf("is %d characters long; the maximum is %d", n, f.MaxLen)
 		}
 		return s, nil
 	case TypeBool:
@@ -117,6 +114,35 @@ func (f *Field) ParseText(s string) (any, error) {
 	return nil, fmt.Errorf("engine: field %s has unknown type %s", f.Name, f.Type)
 }
 
+// valueProblem returns what is wrong with v, a value of f's Go type, as a value of the member:
+// "" when nothing, else a phrase to follow the member's name. A string obeys the text rules
+// (CheckText) and is at most MaxLen characters long; an int fits in 32 bits, as a column of
+// the member holds it. It is the one statement of these rules for a value: a query's or a
+// CSV cell's (ParseText) and every written member's (complete), whatever built the draft
+// (a body, a file, Draft.Set, a module) and SetMatching's. It allocates nothing but the
+// problem's text.
+func (f *Field) valueProblem(v any) string {
+	switch v := v.(type) {
+	case string:
+		if f.Type != TypeString {
+			return ""
+		}
+		if p := CheckText(v); p != "" {
+			return p
+		}
+		if f.MaxLen > 0 && len(v) > f.MaxLen {
+			if n := utf8.RuneCountInString(v); n > f.MaxLen {
+				return fmt.Sprintf("is %d characters long; the maximum is %d", n, f.MaxLen)
+			}
+		}
+	case int64:
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return fmt.Sprintf("is %d, outside the 32-bit integers", v)
+		}
+	}
+	return ""
+}
+
 // parseJSON converts one JSON member into the field's type; null is nil.
 func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 	raw = bytes.TrimSpace(raw)
@@ -135,10 +161,7 @@ func (f *Field) parseJSON(raw json.RawMessage) (any, error) {
 			}
 		}
 		if f.Type == TypeString {
-			if n := utf8.RuneCountInString(s); n > f.MaxLen {
-				return nil, fmt.Errorf("is %d characters long; the maximum is %d", n, f.MaxLen)
-			}
-			return s, nil
+			return s, nil // its text rules and length are complete's to check, as for every write
 		}
 		return f.ParseText(s)
 	case TypeBool:
@@ -227,13 +250,16 @@ var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 const NilUUID = "00000000-0000-0000-0000-000000000000"
 
 // complete fills members the body omitted and adds to verr the problems of nulls,
-// requirements (a required uuid member may not be the nil UUID) and validate tags. A
+// requirements (a required uuid member may not be the nil UUID), the value rules of each
+// member the write gives (valueProblem: text, length, range) and validate tags. Members
+// present but not given (a patch's stored values) are not held to the value rules: a record
+// stored before a descriptor lowered a maxLength stays patchable in its other members. A
 // read-only member is never required: an API body cannot give it (DecodeDraft drops it), so
 // it takes its default, null or zero value until a hook or the write check sets it; a file
 // (DecodeFileDraft) or a stored record (a patch) gives it, and it is checked like any member.
 // A member that did not decode (failed) has its problem already: it is neither checked nor
 // missing. Its error is a default that does not parse (a descriptor's bug).
-func (r *Resource) complete(rec Record, present, failed []bool, verr *ValidationError) error {
+func (r *Resource) complete(rec Record, present, given, failed []bool, verr *ValidationError) error {
 	for _, f := range r.Fields {
 		if failed != nil && failed[f.Index] {
 			continue
@@ -262,6 +288,12 @@ func (r *Resource) complete(rec Record, present, failed []bool, verr *Validation
 			// sends it has almost always left a typed member unset (decisions §4).
 			verr.Add(f.Name, f.Name+" is required and cannot be the nil UUID "+NilUUID)
 			continue
+		}
+		if given[f.Index] {
+			if p := f.valueProblem(v); p != "" {
+				verr.Add(f.Name, f.Name+" "+p)
+				continue
+			}
 		}
 		if f.Validate != "" {
 			if err := validator().Var(v, f.Validate); err != nil {

@@ -161,19 +161,35 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, p
 // SetMatching sets members of every record of r that the conditions of q match (its paging,
 // projection and sort are ignored) to the values given, in one UPDATE, and returns how many
 // records it changed. It is for the modules' bookkeeping, as DeleteMatching is: the values are
-// the process's own, stored as given (no hook, check or validation runs), and neither a key
-// member nor a computed one may be set. scope limits it like a list.
+// the process's own, stored as given (no hook, write check or validate tag runs), and neither
+// a key member nor a computed one may be set. Each value must be of its member's Go type (as
+// for Draft.Set) and obey the member's rules as every write does (null, text, length, range:
+// a *ValidationError naming the member, nothing written). scope limits it like a list.
 func (s *Store) SetMatching(ctx context.Context, r *Resource, q Query, set map[*Field]any, scope Scope) (_ int64, err error) {
 	defer wrap(&err, "set", r.Name, nil)
 	if err := scope.check(); err != nil {
 		return 0, err
 	}
 	cols := make(map[string]any, len(set))
+	verr := &ValidationError{}
 	for f, v := range set {
 		if !f.Stored() || slices.Contains(r.Key, f) {
 			return 0, fmt.Errorf("set %s: not a stored non-key field", f.Name)
 		}
+		v, err := f.goValue(v)
+		if err != nil {
+			return 0, fmt.Errorf("set %s: %w", f.Name, err)
+		}
+		switch p := f.valueProblem(v); {
+		case v == nil && !f.Nullable:
+			verr.Add(f.Name, f.Name+" cannot be null")
+		case p != "":
+			verr.Add(f.Name, f.Name+" "+p)
+		}
 		cols[f.Column] = storageValue(v)
+	}
+	if !verr.Empty() {
+		return 0, verr
 	}
 	for _, c := range q.Conds {
 		if !c.Field.Stored() {
