@@ -185,6 +185,10 @@ func (r *Resource) decodeDraft(data []byte, file bool) (Draft, error) {
 			continue
 		}
 		if f.ReadOnly && !file {
+			// Dropped, so complete never sees it: it is held to the member's rules here.
+			if p := f.valueProblem(v); p != "" {
+				d.fail(f.Index, name, name+" "+p)
+			}
 			continue
 		}
 		d.rec[f.Index], d.given[f.Index] = v, true

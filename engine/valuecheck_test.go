@@ -101,3 +101,25 @@ func TestWritesHoldSetValuesToTheMemberRules(t *testing.T) {
 		wantProblem(t, "set null", err, "WidgetCode cannot be null")
 	})
 }
+
+// TestReadOnlyEchoHeldToTheMemberRules: a read-only member that an API body echoes back is
+// dropped, but still held to the member's rules, as every member of a body is: a GroupSlug
+// of 4,001 characters is a problem of the draft, not silently let through.
+func TestReadOnlyEchoHeldToTheMemberRules(t *testing.T) {
+	g := loadGroups(t).MustByName("Group")
+	for slug, want := range map[string]string{
+		strings.Repeat("s", engine.MaxStringLength):   "",
+		strings.Repeat("s", engine.MaxStringLength+1): "GroupSlug is 4001 characters long; the maximum is 4000",
+	} {
+		d, err := g.DecodeDraft([]byte(`{"GroupSlug":"` + slug + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Problems(); (got == nil) != (want == "") || got != nil && !strings.Contains(got.Error(), want) {
+			t.Errorf("a GroupSlug of %d characters: %v, want %q", len(slug), got, want)
+		}
+		if d.Given("GroupSlug") {
+			t.Errorf("a read-only GroupSlug of %d characters was kept", len(slug))
+		}
+	}
+}
