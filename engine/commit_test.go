@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"credo/engine"
@@ -80,6 +81,44 @@ func TestCommit(t *testing.T) {
 		})
 		if err != nil || writes != 1 || seen == nil || keyOf(w, seen)[0] != keyOf(w, first)[0] {
 			t.Fatalf("nested: %v, %d writes, told of %v, first %v", err, writes, seen, first)
+		}
+	})
+}
+
+// TestCommitSavepoint: a record of Of that a nested transaction (a savepoint) inserted and
+// rolled back is not the record Write is told of: the work that commits is what it is told of,
+// the record inserted after the savepoint's rollback, so that the retry of a create whose
+// answer was lost is answered with a record that exists.
+func TestCommitSavepoint(t *testing.T) {
+	reg := fixtureRegistry(t)
+	w := reg.MustByName("Widget")
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		var seen engine.Record
+		c := &engine.Commit{Of: w, Write: func(_ context.Context, _ *engine.Store, created engine.Record) error {
+			seen = created
+			return nil
+		}}
+		cctx := engine.WithCommit(context.Background(), c)
+		undone := errors.New("undone")
+		var kept engine.Record
+		err := s.Transaction(cctx, func(tx *engine.Store) error {
+			err := tx.Transaction(cctx, func(tx *engine.Store) error {
+				if _, err := testenv.CreateJSON(cctx, tx, w, []byte(widget("S1", "")), engine.AllOrganizations()); err != nil {
+					return err
+				}
+				return undone
+			})
+			if !errors.Is(err, undone) {
+				return fmt.Errorf("the savepoint: %v, want %v", err, undone)
+			}
+			kept, err = testenv.CreateJSON(cctx, tx, w, []byte(widget("S2", "")), engine.AllOrganizations())
+			return err
+		})
+		if err != nil || !c.Committed() {
+			t.Fatalf("the transaction: %v, committed %v", err, c.Committed())
+		}
+		if seen == nil || keyOf(w, seen)[0] != keyOf(w, kept)[0] {
+			t.Fatalf("Write was told of %v, want the record that committed, %v", seen, kept)
 		}
 	})
 }

@@ -18,11 +18,20 @@ func (s *Store) withDB(db *gorm.DB) *Store {
 // its BEGIN, COMMIT and ROLLBACK do not see ctx's cancellation on PostgreSQL (see detach); a
 // failure of theirs is translated into its category. When ctx carries a Commit that no
 // transaction has committed (WithCommit), an outermost transaction runs its Write after fn,
-// before COMMIT.
+// before COMMIT; a nested one (a savepoint) that rolls back forgets the record it told the
+// Commit of, which did not commit.
 func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error {
 	c := commitOf(ctx)
-	if c == nil || s.inTx {
+	if c == nil {
 		return translate(nil, s.transaction(s.detach(ctx), fn))
+	}
+	if s.inTx {
+		before := c.created
+		err := s.transaction(s.detach(ctx), fn)
+		if err != nil {
+			c.created = before
+		}
+		return translate(nil, err)
 	}
 	c.created = nil
 	err := s.transaction(s.detach(ctx), func(tx *Store) error {
