@@ -60,6 +60,18 @@ func OpenPartition(t *testing.T, b testenv.Backend, reg *engine.Registry) (*engi
 	return db, st
 }
 
+// Abandon claims key for user's request req with body in st, as a process that died while
+// doing its work leaves it: held, in flight, its work not done (for the tests of both test
+// packages).
+func (k *Keeper) Abandon(t *testing.T, st *engine.Store, user, key string, req *http.Request, body string) {
+	t.Helper()
+	now := k.now()
+	p := &auth.Principal{UserIdentifier: user, Operator: true, Partition: st.Partition}
+	if cur, err := k.t.claim(context.Background(), st, keyHash(p, key), fingerprint(req, []byte(body)), newHolder(), now, now.Add(Lease)); err != nil || cur != nil {
+		t.Fatalf("abandon %s: %v, %v", key, cur, err)
+	}
+}
+
 // fixture is a keeper on a test clock and a fresh partition of one database.
 type fixture struct {
 	st    *engine.Store
