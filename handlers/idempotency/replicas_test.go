@@ -1,6 +1,7 @@
 package idempotency_test
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -135,4 +136,50 @@ func TestReplicasAtLeaseEnd(t *testing.T) {
 			t.Logf("%d retries of an abandoned key on two servers: 1 created, %d replayed, %d in flight", clients, replayed, inFlight)
 		})
 	}
+}
+
+// TestRefusedInWork: a create refused inside its work's transaction (its INSERT finds its key
+// another record's: a 400 naming CommentIdentifier) marks nothing: its key is given up, and the same request, retried once
+// the other record is gone, is served afresh and creates the record.
+func TestRefusedInWork(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			s := newServer(t, b)
+			const id = "0190a6f0-0000-7000-8000-0000000000c1"
+			body := `{"CommentIdentifier":"` + id + `",` + comment("taken")[1:]
+			if first := s.post(t, comments, body); first.status != http.StatusCreated {
+				t.Fatalf("the first create: %d %s", first.status, first.body)
+			}
+			refused := s.post(t, comments, body, idempotency.KeyHeader, "refused")
+			if refused.status != http.StatusBadRequest || refused.header.Get("Retry-After") != "" {
+				t.Fatalf("the create of a taken key: %d %v %s", refused.status, refused.header, refused.body)
+			}
+			if got := s.delete(t, comments+"/"+id); got.status != http.StatusOK {
+				t.Fatalf("delete: %d %s", got.status, got.body)
+			}
+			again := s.post(t, comments, body, idempotency.KeyHeader, "refused")
+			if again.status != http.StatusCreated || again.header.Get(idempotency.ReplayedHeader) != "" {
+				t.Fatalf("the retry once the key is free: %d %v %s", again.status, again.header, again.body)
+			}
+			if n := s.count(t, "UserComment"); n != 1 {
+				t.Fatalf("%d records, want 1", n)
+			}
+		})
+	}
+}
+
+// delete deletes path (under the partition) as the default caller.
+func (s *server) delete(t *testing.T, path string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, s.URL+"/v2/"+s.partition+"/"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return answer{status: res.StatusCode, header: res.Header, body: string(b)}
 }
