@@ -14,7 +14,8 @@ import (
 // transaction, runs in one when its context carries a Commit.
 type Commit struct {
 	// Of is the resource whose new record Write is told of: the record a create of it in the
-	// work's transaction stored (the first one); nil for none.
+	// work's transaction stored (the first one, not counting one of a savepoint that rolled
+	// back); nil for none.
 	Of *Resource
 	// Write writes the mark in the work's transaction tx. created is the record of Of that the
 	// work created, as stored, nil when none. An error rolls the work back and is returned
