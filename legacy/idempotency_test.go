@@ -137,3 +137,42 @@ func TestCrashAfterCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedCommandKeepsNoKey: each command refused inside its work's transaction (after the
+// registration's lock and load: an unknown form, learner or registration, a blank Type) marks
+// nothing, so that no transaction before the work marked the key done: the mended request
+// sent with the same key is done (200), not told that the key was done (409) or used with
+// another request (422).
+func TestRefusedCommandKeepsNoKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		id := rid(42)
+		unknown := "0190a6f0-0000-7000-8000-0000000000ee"
+		for _, c := range []struct{ command, path, refused, mended string }{
+			{"register-lax", regPath(id, "register-lax"),
+				e.registerBody(venueA, start(12, "11:00:00", "Z"), ""), e.registerBody(venueA, start(12, "11:00:00", "Z"), "")},
+			{"transfer-lax", regPath(id, "transfer-lax"),
+				`{"EventVenue":"` + venueA + `","EventStart":"` + start(12, "11:00:45", "Z") + `","EventExamType":"Individual","Learner":"` + unknown + `"}`,
+				`{"EventVenue":"` + venueA + `","EventStart":"` + start(12, "11:00:45", "Z") + `","EventExamType":"Individual","Learner":"` + ada + `"}`},
+			{"change-assessment", regPath(id, "change-assessment"), `{"Assessment":"NOPE"}`, `{"Assessment":"SCI"}`},
+			{"grant-accommodation", regPath(id, "grant-accommodation"), `{"Type":" ","TimeExtension":5}`, `{"Type":"Reader","TimeExtension":5}`},
+			{"revoke-accommodation", regPath(id, "revoke-accommodation"), `{"Type":" "}`, `{"Type":"Reader"}`},
+			{"cancel", regPath(unknown, "cancel"), `{"Reason":"Ill"}`, ""},
+		} {
+			refused := c.refused
+			if c.command == "register-lax" {
+				refused = strings.Replace(refused, `"Assessment":"MATH"`, `"Assessment":"NOPE"`, 1)
+			}
+			rec := e.doKey(c.path, refused, "refused-"+c.command)
+			if rec.Code < 400 || rec.Code >= 500 || rec.Code == http.StatusConflict && rec.Header().Get("Retry-After") != "" {
+				t.Fatalf("%s refused: %d %v %s", c.command, rec.Code, rec.Header(), rec.Body)
+			}
+			path, mended := c.path, c.mended
+			if c.command == "cancel" {
+				path, mended = regPath(id, "cancel"), c.refused
+			}
+			if rec := e.doKey(path, mended, "refused-"+c.command); rec.Code != http.StatusOK || rec.Header().Get(idempotency.ReplayedHeader) != "" {
+				t.Fatalf("%s mended with the refused request's key: %d %v %s", c.command, rec.Code, rec.Header(), rec.Body)
+			}
+		}
+	})
+}
