@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -107,6 +108,30 @@ func TestLostLease(t *testing.T) {
 		}
 		if c := calls.Load(); c != 2 {
 			t.Fatalf("the handler ran %d times, want 2", c)
+		}
+	})
+}
+
+// TestExpiryPrecision: a row's expiry is stored to 100 ns (dateTime), and the claim judges it
+// at that precision too: within the 100 ns after a lease's end the key is still held (a 409
+// with Retry-After, read once), not found expired by one clock and left in place by the
+// DELETE's truncated one three times over (errBusy); from the next tick it is claimed.
+func TestExpiryPrecision(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		tb := f.k.t
+		r := httptest.NewRequest(http.MethodPost, "/v2/p/things", nil)
+		hash, fp := keyHash(caller, "k"), fingerprint(r, []byte(`{"a":1}`))
+		now := f.clock.Now()
+		end := now.Add(Lease)
+		if cur, err := tb.claim(ctx, f.st, hash, fp, "dead", now, end); err != nil || cur != nil {
+			t.Fatalf("claim: %v %v", cur, err)
+		}
+		if cur, err := tb.claim(ctx, f.st, hash, fp, "late", end.Add(50*time.Nanosecond), end.Add(Lease)); err != nil || cur == nil || cur.holder != "dead" {
+			t.Fatalf("50 ns after the lease: %+v, %v; want the dead holder's row", cur, err)
+		}
+		if cur, err := tb.claim(ctx, f.st, hash, fp, "next", end.Add(100*time.Nanosecond), end.Add(Lease)); err != nil || cur != nil {
+			t.Fatalf("100 ns after the lease: %+v, %v; want the key claimed", cur, err)
 		}
 	})
 }

@@ -172,7 +172,9 @@ func (t *table) claim(ctx context.Context, st *engine.Store, hash, fp, holder st
 		if err != nil {
 			return nil, err
 		}
-		if !cur.expires.Before(now) {
+		// Judged at the precision the expiry is stored and the DELETE compares at (dateTime),
+		// so that a row found expired is one the DELETE removes.
+		if !cur.expires.Before(dateTime(now).Time) {
 			return &cur, nil
 		}
 		if _, err := st.DeleteMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
