@@ -85,7 +85,9 @@ func TestReplicasAtLeaseEnd(t *testing.T) {
 			a.stop.Store(false)
 			a.clock.Advance(idempotency.Lease)
 			var body, etag string
+			var replay answer
 			for i, got := range together(t, clients, "stopped", comment("stopped"), a, r) {
+				replay = got
 				if got.status != http.StatusCreated || got.header.Get(idempotency.ReplayedHeader) != "true" {
 					t.Fatalf("retry %d of the stopped request: %d %v %s", i, got.status, got.header, got.body)
 				}
@@ -97,6 +99,17 @@ func TestReplicasAtLeaseEnd(t *testing.T) {
 			}
 			if n := a.count(t, "UserComment"); n != 1 {
 				t.Fatalf("%d records after the retries of the stopped request, want 1", n)
+			}
+			// Each is the answer a create gives (Location, ETag, Content-Type, Vary) of the record
+			// a get of its Location reads.
+			got := r.get(t, replay.header.Get("Location"))
+			for _, h := range []string{"ETag", "Content-Type", "Vary"} {
+				if got.header.Get(h) == "" || replay.header.Get(h) != got.header.Get(h) {
+					t.Errorf("the replay's %s %q, the get's %q", h, replay.header.Get(h), got.header.Get(h))
+				}
+			}
+			if got.status != http.StatusOK || got.body != replay.body {
+				t.Fatalf("get %s: %d %s; the replay %s", replay.header.Get("Location"), got.status, got.body, replay.body)
 			}
 
 			req := httptest.NewRequest(http.MethodPost, "/v2/"+a.partition+"/"+comments, nil)
