@@ -433,7 +433,7 @@ func problemResponses() obj {
 		http.StatusUnauthorized: "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
 		http.StatusForbidden:    "The credential is valid but does not carry the permission the operation needs.",
 		http.StatusNotFound: "No such partition, record or resource (a malformed identifier in the path is a 404 too). " +
-			"To the retry of a create whose answer was lost (see `Idempotency-Key`): the record it created has since been deleted.",
+			"To the retry of a create whose answer was lost (see `Idempotency-Key`): the record it created has since been deleted, or is no longer visible to the caller.",
 		http.StatusNotAcceptable: "`Accept` names no media type the operation answers in.",
 		http.StatusConflict: "With `Retry-After`: a request with the same `Idempotency-Key` is still being answered; retry " +
 			"after `Retry-After` seconds to get its answer. Without it: that request was done, but its answer was lost " +

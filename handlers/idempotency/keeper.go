@@ -261,7 +261,7 @@ func lost(w http.ResponseWriter, r *http.Request, c call, cur *row) error {
 		}
 		if engine.IsNotFound(err) {
 			return problem.New(http.StatusNotFound,
-				"The request with this Idempotency-Key created a record at %s, which has since been deleted; its answer was not kept, and the record is not created again.", done)
+				"The request with this Idempotency-Key created a record at %s, which has since been deleted or is no longer visible to you; its answer was not kept, and the record is not created again.", done)
 		}
 		return err
 	}
