@@ -30,6 +30,12 @@ func TestSchemaDrift(t *testing.T) {
 			if bad.Status != "NotReady" || bad.Partitions[o.partition] != "not migrated" {
 				t.Errorf("readyz without users.email: %+v", bad)
 			}
+			if n := len(o.log.lines(t, "partition not migrated", "")); n != 1 {
+				t.Errorf("%d lines \"partition not migrated\", want 1:\n%s", n, o.log.String())
+			}
+			if n := len(o.log.lines(t, "database unavailable", "")); n != 0 {
+				t.Errorf("a partition not migrated is logged as its database unavailable:\n%s", o.log.String())
+			}
 			if log := o.log.String(); !strings.Contains(log, "users.email") {
 				t.Errorf("the log does not name the missing column users.email:\n%s", log)
 			}

@@ -153,6 +153,6 @@ func (s *Server) ready(r *http.Request, partition string) string {
 		observe.Unavailable(r, partition, err)
 		return "unreachable"
 	}
-	observe.Unavailable(r, partition, err)
+	observe.NotMigrated(r, partition, err)
 	return "not migrated"
 }

@@ -63,11 +63,25 @@ func (b *lineBudget) take(now int64, perSecond int) (left int, ok bool) {
 	return left, true
 }
 
-// outage is a partition whose database stopped answering.
+// outage is a partition that stopped serving: its database stopped answering, or its schema
+// lost what the descriptors need.
 type outage struct {
+	kind                  *outageKind // the kind it began as: its lines' messages
 	since, reported, last time.Time
 	failed, total         int // requests failed since the last report, and since the start
 }
+
+// outageKind gives the messages of an outage's lines: when it begins, while it lasts, when it
+// ends.
+type outageKind struct{ began, still, ended string }
+
+var (
+	// databaseDown: the partition's database does not answer.
+	databaseDown = &outageKind{"database unavailable", "database still unavailable", "database available again"}
+	// notMigrated: the partition's tables lack a table or column the descriptors need (a
+	// readiness probe's finding).
+	notMigrated = &outageKind{"partition not migrated", "partition still not migrated", "partition ready again"}
+)
 
 // Fail logs the cause of a request that failed with a 5xx status, once per request. An
 // unavailable database (engine.ErrUnavailable) is logged as an outage of the request's
@@ -84,7 +98,7 @@ func Fail(r *http.Request, status int, err error) {
 	}
 	e.logged = true
 	if errors.Is(err, engine.ErrUnavailable) && e.Partition != "" {
-		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err)
+		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err, databaseDown)
 		return
 	}
 	e.obs.failures.error(e.obs, r.Context(), "request failed", slog.String("request_id", e.ID),
@@ -108,12 +122,23 @@ func Refused(r *http.Request, msg string, attrs ...slog.Attr) {
 // Unavailable records that a partition's database did not answer a request (a health check or
 // readiness probe), as part of the partition's outage.
 func Unavailable(r *http.Request, partition string, err error) {
+	outageOf(r, partition, err, databaseDown)
+}
+
+// NotMigrated records that a readiness probe found the partition's tables lacking what the
+// descriptors need, as part of the partition's outage, whose lines then say so ("partition not
+// migrated") rather than that the database did not answer.
+func NotMigrated(r *http.Request, partition string, err error) {
+	outageOf(r, partition, err, notMigrated)
+}
+
+func outageOf(r *http.Request, partition string, err error, kind *outageKind) {
 	e := From(r.Context())
 	if e == nil {
-		slog.WarnContext(r.Context(), "database unavailable", "partition", partition, "err", err)
+		slog.WarnContext(r.Context(), kind.began, "partition", partition, "err", err)
 		return
 	}
-	e.obs.failures.unavailable(e.obs, r.Context(), partition, e.ID, err)
+	e.obs.failures.unavailable(e.obs, r.Context(), partition, e.ID, err, kind)
 }
 
 // Available records that a partition's database answered, which may end its outage.
@@ -145,7 +170,7 @@ func Abort(r *http.Request) {
 	}
 }
 
-func (f *failureLog) unavailable(o *Observer, ctx context.Context, partition, id string, err error) {
+func (f *failureLog) unavailable(o *Observer, ctx context.Context, partition, id string, err error, kind *outageKind) {
 	now := time.Now()
 	f.mu.Lock()
 	out := f.outages[partition]
@@ -153,10 +178,10 @@ func (f *failureLog) unavailable(o *Observer, ctx context.Context, partition, id
 		if f.outages == nil {
 			f.outages = map[string]*outage{}
 		}
-		f.outages[partition] = &outage{since: now, reported: now, last: now, total: 1}
+		f.outages[partition] = &outage{kind: kind, since: now, reported: now, last: now, total: 1}
 		f.down.Add(1)
 		f.mu.Unlock()
-		o.logger().LogAttrs(ctx, slog.LevelError, "database unavailable", slog.String("partition", partition),
+		o.logger().LogAttrs(ctx, slog.LevelError, kind.began, slog.String("partition", partition),
 			slog.String("request_id", id), slog.Any("err", err))
 		return
 	}
@@ -167,10 +192,10 @@ func (f *failureLog) unavailable(o *Observer, ctx context.Context, partition, id
 		f.mu.Unlock()
 		return
 	}
-	failed, lasted := out.failed, now.Sub(out.since)
+	failed, lasted, msg := out.failed, now.Sub(out.since), out.kind.still
 	out.failed, out.reported = 0, now
 	f.mu.Unlock()
-	o.logger().LogAttrs(ctx, slog.LevelWarn, "database still unavailable", slog.String("partition", partition),
+	o.logger().LogAttrs(ctx, slog.LevelWarn, msg, slog.String("partition", partition),
 		slog.Duration("for", lasted.Round(time.Millisecond)), slog.Int("failed_requests", failed),
 		slog.String("request_id", id), slog.Any("err", err))
 }
@@ -189,7 +214,7 @@ func (f *failureLog) available(o *Observer, ctx context.Context, partition strin
 	delete(f.outages, partition)
 	f.down.Add(-1)
 	f.mu.Unlock()
-	o.logger().LogAttrs(ctx, slog.LevelInfo, "database available again", slog.String("partition", partition),
+	o.logger().LogAttrs(ctx, slog.LevelInfo, out.kind.ended, slog.String("partition", partition),
 		slog.Duration("after", now.Sub(out.since).Round(time.Millisecond)), slog.Int("failed_requests", out.total))
 }
 
