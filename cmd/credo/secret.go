@@ -74,7 +74,7 @@ func secret(ctx context.Context, args []string, stdin io.Reader, stdout, _ io.Wr
 		fs.StringVar(&org, "organization", "", "the organization's identifier; created when missing")
 		fs.BoolVar(&operator, "operator", false, "make the user an operator (may do everything)")
 		fs.Var(&days, "days", fmt.Sprintf("days until the secret expires, 1 to %d", security.MaxSecretDays))
-		fs.BoolVar(&asJSON, "json", false, "print {Secret, Identifier, UserIdentifier, OrganizationIdentifier, Expires}")
+		fs.BoolVar(&asJSON, "json", false, "print {Secret, UserIdentifier, OrganizationIdentifier, Expires}; secret list shows its Identifier")
 	case "list":
 		fs.BoolVar(&asJSON, "json", false, "print a JSON array")
 	}

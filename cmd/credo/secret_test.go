@@ -214,3 +214,33 @@ func TestSecretCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretCreateJSONMatchesHelp: the members `secret create --json` prints are the ones its
+// -h names (decisions §1: Secret, UserIdentifier, OrganizationIdentifier, Expires); the help
+// once promised an Identifier that the output does not carry.
+func TestSecretCreateJSONMatchesHelp(t *testing.T) {
+	_, help, _ := cli(t, "secret", "create", "-h")
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			p := testenv.Partition(t)
+			f := &secretFixture{t: t, args: []string{"--database", b.URL, "--partition", p}, p: p, db: b.URL}
+			code, out, stderr := f.cli("create", "--email", "help@example.com", "--json")
+			var m map[string]any
+			if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+				t.Fatalf("secret create --json: %d %s %s", code, out, stderr)
+			}
+			keys := []string{"Secret", "UserIdentifier", "OrganizationIdentifier", "Expires"}
+			if len(m) != len(keys) {
+				t.Errorf("secret create --json printed %v; want exactly %v", m, keys)
+			}
+			for _, k := range keys {
+				if _, ok := m[k]; !ok {
+					t.Errorf("secret create --json lacks %s: %s", k, out)
+				}
+			}
+			if want := "print {" + strings.Join(keys, ", ") + "}"; !strings.Contains(help, want) {
+				t.Errorf("secret create -h does not say %q:\n%s", want, help)
+			}
+		})
+	}
+}
