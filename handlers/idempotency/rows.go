@@ -204,10 +204,7 @@ func (t *table) mark(ctx context.Context, tx *engine.Store, hash, holder string,
 		}
 		set[t.workRecord] = string(b)
 	}
-	n, err := tx.SetMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
-		{Field: t.hash, Op: engine.MatchEq, Value: hash},
-		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-	}}, set, engine.AllOrganizations())
+	n, err := tx.SetMatching(ctx, t.r, engine.Query{Conds: t.held(hash, holder)}, set, engine.AllOrganizations())
 	switch {
 	case err != nil:
 		return fmt.Errorf("idempotency: mark the work done: %w", err)
@@ -242,21 +239,14 @@ func (t *table) complete(ctx context.Context, st *engine.Store, hash, fp, holder
 // drop removes the holder's row of the key (not another holder's); it returns how many rows
 // it removed, 0 or 1.
 func (t *table) drop(ctx context.Context, st *engine.Store, hash, holder string) (int64, error) {
-	return t.dropWhere(ctx, st, []engine.Cond{
-		{Field: t.hash, Op: engine.MatchEq, Value: hash},
-		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-	})
+	return t.dropWhere(ctx, st, t.held(hash, holder))
 }
 
 // release gives the key up: it removes the holder's row unless its work is done (marked by
 // the work's transaction, which may have committed even when the request then failed), so
 // that a retry is served afresh only when nothing was done.
 func (t *table) release(ctx context.Context, st *engine.Store, hash, holder string) error {
-	_, err := t.dropWhere(ctx, st, []engine.Cond{
-		{Field: t.hash, Op: engine.MatchEq, Value: hash},
-		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-		{Field: t.workDone, Op: engine.MatchEq, Value: nil},
-	})
+	_, err := t.dropWhere(ctx, st, append(t.held(hash, holder), engine.Cond{Field: t.workDone, Op: engine.MatchEq, Value: nil}))
 	return err
 }
 
@@ -265,14 +255,19 @@ func (t *table) release(ctx context.Context, st *engine.Store, hash, holder stri
 // done, held by nobody (holder ""), so that a retry is told at once that the work was done
 // rather than answered 409 until the lease ends. No holder id is "" (newHolder).
 func (t *table) letGo(ctx context.Context, st *engine.Store, hash, holder string) error {
-	_, err := st.SetMatching(ctx, t.r, engine.Query{Conds: []engine.Cond{
-		{Field: t.hash, Op: engine.MatchEq, Value: hash},
-		{Field: t.holder, Op: engine.MatchEq, Value: holder},
-	}}, map[*engine.Field]any{t.holder: ""}, engine.AllOrganizations())
+	_, err := st.SetMatching(ctx, t.r, engine.Query{Conds: t.held(hash, holder)}, map[*engine.Field]any{t.holder: ""}, engine.AllOrganizations())
 	if err != nil {
 		return fmt.Errorf("idempotency: let the key go: %w", err)
 	}
 	return nil
+}
+
+// held is the condition of the holder's row of the key: another holder's row of it is not.
+func (t *table) held(hash, holder string) []engine.Cond {
+	return []engine.Cond{
+		{Field: t.hash, Op: engine.MatchEq, Value: hash},
+		{Field: t.holder, Op: engine.MatchEq, Value: holder},
+	}
 }
 
 func (t *table) dropWhere(ctx context.Context, st *engine.Store, conds []engine.Cond) (int64, error) {
