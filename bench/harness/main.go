@@ -234,8 +234,13 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	s := summary{Backend: backend, Auth: auth, CredoStartup: credo.Startup, RefStartup: ref.Startup}
 
 	// round runs one round of a case on t: the warm-up only in the first round. It also
-	// returns the CPU time the server used in a round without warm-up.
-	round := func(name string, t target, p string, i int) (load.Result, time.Duration, error) {
+	// returns the CPU time the server, the load driver and the database backends used in a
+	// round without warm-up.
+	other := others{}
+	if backend == "postgres" {
+		other.dbURL = dbURL
+	}
+	round := func(name string, t target, p string, i int) (load.Result, cpuUse, error) {
 		c := loadCase(name, t, p, works[p], cfg)
 		c.Duration = cfg.duration / time.Duration(cfg.rounds)
 		if i > 0 {
@@ -246,6 +251,10 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		if t.addr == cfg.credoAddr {
 			pid = credo.pid()
 			wait = prof.during(fmt.Sprintf("credo-%s-%s-%s-%d", backend, name, p, i), c.Warmup+c.Duration)
+		}
+		var m0 cpuMark
+		if c.Warmup == 0 {
+			m0 = other.begin(ctx)
 		}
 		cpu0, cerr := load.ReadCPU(pid)
 		res, err := load.Run(ctx, c)
@@ -259,9 +268,11 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 			err = cerr
 		}
 		if c.Warmup > 0 {
-			return res, 0, err
+			return res, cpuUse{}, err
 		}
-		return res, cpu1 - cpu0, err
+		use := cpuUse{server: cpu1 - cpu0}
+		use.driver, use.database = since(m0, other.end(ctx))
+		return res, use, err
 	}
 	// measureEach runs a case on credo and on the reference server in alternating rounds, on
 	// each of parts in the same rounds: round i runs every partition (credo, then ref) before
@@ -270,7 +281,7 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 	measureEach := func(name string, parts []string) ([]pair, error) {
 		cs := make([][]load.Result, len(parts))
 		rs := make([][]load.Result, len(parts))
-		cpu := make([][2]time.Duration, len(parts)) // credo, ref: in rounds without warm-up
+		cpu := make([][2]cpuUse, len(parts)) // credo, ref: in rounds without warm-up
 		served := make([][2]int64, len(parts))
 		for i := 0; i < cfg.rounds; i++ {
 			for j, p := range parts {
@@ -283,8 +294,8 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 					return nil, err
 				}
 				cs[j], rs[j] = append(cs[j], c), append(rs[j], r)
-				if ccpu > 0 && rcpu > 0 {
-					cpu[j][0], cpu[j][1] = cpu[j][0]+ccpu, cpu[j][1]+rcpu
+				if ccpu.server > 0 && rcpu.server > 0 {
+					cpu[j][0], cpu[j][1] = cpu[j][0].add(ccpu), cpu[j][1].add(rcpu)
 					served[j][0], served[j][1] = served[j][0]+c.Requests, served[j][1]+r.Requests
 				}
 			}
@@ -293,7 +304,7 @@ func runBackend(ctx context.Context, cfg *config, reg *engine.Registry, dbURL st
 		for j, p := range parts {
 			out[j] = pair{Case: name, Credo: load.Merge(cs[j]...), Ref: load.Merge(rs[j]...)}
 			if served[j][0] > 0 && served[j][1] > 0 {
-				out[j].CredoCPU, out[j].RefCPU = cpu[j][0]/time.Duration(served[j][0]), cpu[j][1]/time.Duration(served[j][1])
+				out[j].CredoCPU, out[j].RefCPU = cpu[j][0].per(served[j][0]), cpu[j][1].per(served[j][1])
 			}
 			for _, x := range []struct {
 				who string

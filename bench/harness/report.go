@@ -13,9 +13,10 @@ import (
 type pair struct {
 	Case       string
 	Credo, Ref load.Result
-	// CredoCPU and RefCPU are each server's CPU time (user and system) per request, over the
-	// rounds without warm-up; zero when every round had one.
-	CredoCPU, RefCPU time.Duration
+	// CredoCPU and RefCPU are the CPU time (user and system) per request of each server, and
+	// of the load driver and the database backends while it was loaded, over the rounds
+	// without warm-up; zero when every round had one.
+	CredoCPU, RefCPU cpuUse
 }
 
 // goal is an issue-6 target on a case: throughput at least MinThroughput× the reference and,
@@ -89,19 +90,32 @@ func writePairs(w io.Writer, backend string, pairs []pair) {
 	}
 }
 
-// writeCPU renders each server's CPU time per request: what the throughput ratio depends on
-// when the two CPUs are shared by the server, the database and the load driver.
+// writeCPU renders the CPU time per request of each server, and of the database backends and
+// the load driver while it was loaded: the throughput ratio depends on their sum when the
+// machine's CPUs are shared by all three.
 func writeCPU(w io.Writer, pairs []pair) {
-	if len(pairs) == 0 || pairs[0].CredoCPU == 0 {
+	if len(pairs) == 0 || pairs[0].CredoCPU.server == 0 {
 		return
 	}
-	fmt.Fprintf(w, "| case | credo CPU µs/request | ref CPU µs/request | ratio |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| case | credo CPU µs/request | ref CPU µs/request | ratio | database, for credo | database, for ref | load driver, for credo | load driver, for ref |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range pairs {
-		if p.CredoCPU == 0 {
+		if p.CredoCPU.server == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.2f |\n", p.Case, us(p.CredoCPU), us(p.RefCPU), ratio(float64(p.CredoCPU), float64(p.RefCPU)))
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.2f | %s | %s | %.1f | %.1f |\n", p.Case, us(p.CredoCPU.server), us(p.RefCPU.server),
+			ratio(float64(p.CredoCPU.server), float64(p.RefCPU.server)), usOrDash(p.CredoCPU.database), usOrDash(p.RefCPU.database),
+			us(p.CredoCPU.driver), us(p.RefCPU.driver))
 	}
+}
+
+// usOrDash renders microseconds, or a dash for a time not measured (SQLite's database is
+// inside the server).
+func usOrDash(d time.Duration) string {
+	if d == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", us(d))
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -199,8 +213,8 @@ func writeBackend(w io.Writer, s summary, pairs []pair, growth []growthRow, cfg 
 	fmt.Fprintf(w, "%d connections, %v per case and server after %v warm-up, in %d rounds alternating credo and ref; %s.\n\n",
 		cfg.conns, cfg.duration, cfg.warmup, cfg.rounds, authNote(s.Auth))
 	writePairs(w, s.Backend, pairs)
-	if len(pairs) > 0 && pairs[0].CredoCPU > 0 {
-		fmt.Fprintf(w, "\nServer CPU time per request (user + system, from /proc/<pid>/stat; rounds after the first):\n\n")
+	if len(pairs) > 0 && pairs[0].CredoCPU.server > 0 {
+		fmt.Fprintf(w, "\nCPU time per request (user + system, from /proc/<pid>/stat; rounds after the first) of each server, and of the database's backends and the load driver while it was loaded:\n\n")
 		writeCPU(w, pairs)
 	}
 	fmt.Fprintln(w)

@@ -38,8 +38,15 @@ func TestWriteGrowth(t *testing.T) {
 
 func TestWriteCPU(t *testing.T) {
 	var b strings.Builder
-	writeCPU(&b, []pair{{Case: "W1", CredoCPU: 60 * time.Microsecond, RefCPU: 40 * time.Microsecond}})
-	if out := b.String(); !strings.Contains(out, "| W1 | 60.0 | 40.0 | 1.50 |") {
+	writeCPU(&b, []pair{{Case: "W1", CredoCPU: cpuUse{server: 60 * time.Microsecond, database: 25 * time.Microsecond, driver: 14 * time.Microsecond},
+		RefCPU: cpuUse{server: 40 * time.Microsecond, database: 24 * time.Microsecond, driver: 13 * time.Microsecond}}})
+	if out := b.String(); !strings.Contains(out, "| W1 | 60.0 | 40.0 | 1.50 | 25.0 | 24.0 | 14.0 | 13.0 |") {
+		t.Errorf("CPU table:\n%s", out)
+	}
+	b.Reset()
+	writeCPU(&b, []pair{{Case: "W1", CredoCPU: cpuUse{server: 60 * time.Microsecond, driver: 14 * time.Microsecond},
+		RefCPU: cpuUse{server: 40 * time.Microsecond, driver: 13 * time.Microsecond}}})
+	if out := b.String(); !strings.Contains(out, "| W1 | 60.0 | 40.0 | 1.50 | — | — | 14.0 | 13.0 |") {
 		t.Errorf("CPU table:\n%s", out)
 	}
 	b.Reset()
