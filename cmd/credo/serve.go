@@ -144,9 +144,9 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 		"database_timeout", cfg.DB.Timeout.String(), "database_max_conns", db.Limits().MaxConns, "gc", gc,
 		"startup", time.Since(started).Round(time.Millisecond).String())
 	fmt.Fprintf(stderr, "credo: serving http://%s/v2/%s/ and /api\n"+
-		"To get a token: credo secret create --partition %[2]s --operator (with the same --database and --partition-database flags), then\n"+
+		"To get a token: %[3]s secret create --partition %[2]s --operator (with the same --database and --partition-database flags), then\n"+
 		"  curl -s -X POST http://%[1]s/v2/%[2]s/security/tokens/generate -H 'Content-Type: application/json' -d '{\"Secret\":\"<CLIENT_SECRET>\"}'\n",
-		ln.Addr(), cfg.Partitions[0])
+		ln.Addr(), cfg.Partitions[0], invokedAs())
 	out.Flush()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -48,7 +48,13 @@ type process struct {
 
 func startCredo(t *testing.T, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return startCommand(t, exec.Command(os.Args[0], args...))
+}
+
+// startCommand is startCredo for a command that runs the test binary as it chooses (by
+// another name, from another directory).
+func startCommand(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
 	cmd.Env = append(os.Environ(), "CREDO_TEST_RUN_MAIN=1")
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
