@@ -21,7 +21,8 @@ func idempotencyParam() obj {
 			"the key is free again, for a retry or a mended request. The same key with another request is a 422; " +
 			"a retry while the first request is still being answered is a 409 with `Retry-After`. If the first request's " +
 			"work was done but its server stopped before keeping the answer, the work is not done again: a create's retry " +
-			"gets the record it created as it is now (201, or 404 once deleted), a command's a 409 without `Retry-After`. " +
+			"gets the record it created as it is now (201, or 404 once deleted) if the caller may read the group, " +
+			"else a 409 without `Retry-After` whose `Location` names the record; a command's a 409 without `Retry-After`. " +
 			"Any other value is a 400.",
 		"schema": obj{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLength, "pattern": `^[ -~]+$`}}
 }

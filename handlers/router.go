@@ -189,7 +189,7 @@ func (s *Server) Handler() (http.Handler, error) {
 			if r.Offers(op) {
 				serve := h.handler(op)
 				if op == engine.OpCreate {
-					serve = acceptsJSON(s.Idempotency.WrapCreate(idempotency.FromContext, MaxBodyBytes, r, serve, h.found))
+					serve = acceptsJSON(s.Idempotency.WrapCreate(idempotency.FromContext, MaxBodyBytes, r, serve, s.found(h)))
 				}
 				add(opMethod[op], path, s.guard(route.Protected, r.Path, opNeed[op], serve))
 			} else if op == engine.OpCount || op == engine.OpSearch {
@@ -419,6 +419,25 @@ func (s *Server) guard(access route.Access, object, need string, h http.Handler)
 		h.ServeHTTP(w, withContext(r, ctx))
 		return nil
 	})
+}
+
+// found is h's answer to the retry of a create whose work was done and whose answer was lost
+// (idempotency.Found). A caller who may read the group gets the record as it is now, which a
+// get of its Location shows it anyway. A caller allowed to create and not to read gets
+// idempotency.ErrNotShown, and the record is not read: its create's answer showed the record
+// as it was written, and the record as it is now would show others' later edits (and
+// whether it still exists), which that caller may not read (docs/design.md, "Retries").
+func (s *Server) found(h *resourceHandler) idempotency.Found {
+	return func(w http.ResponseWriter, r *http.Request, key []any) error {
+		ctx := r.Context()
+		if err := s.Authz.Allow(ctx, auth.FromContext(ctx), h.res.Path, opNeed[engine.OpGet]); err != nil {
+			if errors.Is(err, auth.ErrForbidden) {
+				return idempotency.ErrNotShown
+			}
+			return err
+		}
+		return h.found(w, r, key)
+	}
 }
 
 func methodNotAllowed(methods []string) http.Handler {

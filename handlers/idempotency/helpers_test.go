@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -54,6 +55,20 @@ func (callers) Authenticate(r *http.Request, partition string) (*auth.Principal,
 	return &auth.Principal{UserIdentifier: user, Operator: true, Partition: partition}, nil
 }
 
+// createOnlyUser is a caller that may create records and not read them (readers).
+const createOnlyUser = "0190a6f0-0000-7000-8000-0000000000c0"
+
+// readers permits everything, except Read to createOnlyUser: permissions are per operation
+// (docs/security.md), and a caller may hold Create on a group without Read.
+type readers struct{ testauth.AllowAll }
+
+func (readers) Allow(_ context.Context, p *auth.Principal, object, need string) error {
+	if p.UserIdentifier == createOnlyUser && need == "Read" {
+		return fmt.Errorf("%w: the Read permission on %q is not granted to the caller", auth.ErrForbidden, object)
+	}
+	return nil
+}
+
 // server is the v2 API on a fresh partition of one database, behind the OpenAPI validator,
 // with its keeper on a test clock.
 type server struct {
@@ -79,7 +94,7 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 		t.Fatal(err)
 	}
 	metrics := prometheus.NewRegistry()
-	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k,
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: readers{}, Idempotency: k,
 		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}
 	h, err := srv.Handler()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -101,13 +102,20 @@ func (k *Keeper) Wrap(store func(*http.Request) *engine.Store, limit int64, next
 }
 
 // Found answers the record with key as a create of it answers (201, Location, ETag, the
-// record as it is now), or fails with engine.ErrNotFound when it has since been deleted.
+// record as it is now), or fails with engine.ErrNotFound when it has since been deleted, or
+// with ErrNotShown when the caller may not read it.
 type Found func(w http.ResponseWriter, r *http.Request, key []any) error
+
+// ErrNotShown is what a Found returns, without reading the record, when the caller may create
+// records of the group but not read them: the retry is then a 409 without Retry-After whose
+// Location names the record created, as the create's answer did, and nothing more of it.
+var ErrNotShown = errors.New("idempotency: the caller may not read the record it created")
 
 // WrapCreate is Wrap for next, a create of records of res. The work's transaction keeps the
 // key of the record it created with its mark, and the retry of a request whose answer was
 // never kept is answered by found with that record, marked Idempotent-Replayed, or with a 404
-// problem when it has since been deleted.
+// problem when it has since been deleted, or with a 409 naming it when found says the caller
+// may not read it (ErrNotShown).
 func (k *Keeper) WrapCreate(store func(*http.Request) *engine.Store, limit int64, res *engine.Resource, next problem.HandlerFunc, found Found) problem.HandlerFunc {
 	return k.wrap(store, limit, next, res, found)
 }
@@ -245,8 +253,9 @@ func (k *Keeper) serve(w http.ResponseWriter, r *http.Request, c call, next prob
 }
 
 // lost answers the retry of a request whose work is done but whose answer was never kept: a
-// create with its record as it is now, marked replayed (or a 404 when it has been deleted),
-// a command with a 409 saying that it was done. The work is never done again.
+// create with its record as it is now, marked replayed (or a 404 when it has been deleted, or
+// a 409 with its Location when the caller may not read it), a command with a 409 saying that
+// it was done. The work is never done again.
 func lost(w http.ResponseWriter, r *http.Request, c call, cur *row) error {
 	done := cur.done.UTC().Format(time.RFC3339)
 	if c.found != nil && cur.record != nil {
@@ -258,6 +267,16 @@ func lost(w http.ResponseWriter, r *http.Request, c call, cur *row) error {
 				rec.header.Set(ReplayedHeader, "true")
 				return rec.send(w)
 			}
+		}
+		if errors.Is(err, ErrNotShown) {
+			loc := "/v2/" + c.st.Partition + "/" + c.res.Path
+			for _, seg := range cur.record {
+				loc += "/" + url.PathEscape(seg)
+			}
+			p := problem.New(http.StatusConflict,
+				"The request with this Idempotency-Key created %s at %s, but its answer was lost before it could be kept; it is not done again. The record is not shown: you may create %s records but not read them.", loc, done, c.res.Path)
+			p.Header = http.Header{"Location": {loc}}
+			return p
 		}
 		if engine.IsNotFound(err) {
 			return problem.New(http.StatusNotFound,
