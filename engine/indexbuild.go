@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -318,12 +317,6 @@ func (s *Store) buildFailed(ctx context.Context, b indexBuild, err error, took t
 	}
 	return fmt.Errorf("build index %s of table %s (%s): %w", b.index, b.table, dropped, err)
 }
-
-// ErrLeftRunning is a start-up that was interrupted while PostgreSQL ran a statement of its
-// migration, and whose cancel PostgreSQL did not confirm within backend.ServerCancelGrace: the
-// statement may still run there, holding what it holds, until it ends or its connection's loss
-// is noticed.
-var ErrLeftRunning = errors.New("PostgreSQL did not confirm that it stopped the statement")
 
 // interrupted logs and returns the error of the build of b that a cancelled start-up stopped:
 // PostgreSQL stopped it (SQLSTATE 57014, the answer to the cancel request that CancelInServer

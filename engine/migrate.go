@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 
 	"credo/engine/backend"
@@ -36,7 +38,7 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 	// index build left running after the process exited kept its snapshot and the partition's
 	// lock, and the next replica of a rolling deploy waited for them (see buildFailed).
 	ctx = backend.CancelInServer(ctx)
-	return s.onMigrationConn(ctx, func(c *Store) error {
+	err = s.onMigrationConn(ctx, func(c *Store) error {
 		if err := c.refuseDuplicatesFirst(ctx); err != nil {
 			return err
 		}
@@ -45,6 +47,27 @@ func (s *Store) Migrate(ctx context.Context) (err error) {
 		}
 		return c.buildIndexes(ctx)
 	})
+	return leftRunning(ctx, s.Partition, err)
+}
+
+// ErrLeftRunning is a start-up that was interrupted while PostgreSQL ran a statement of its
+// migration, and whose cancel PostgreSQL did not confirm within backend.ServerCancelGrace: the
+// statement may still run there, holding what it holds, until it ends or its connection's loss
+// is noticed.
+var ErrLeftRunning = errors.New("PostgreSQL did not confirm that it stopped the statement")
+
+// leftRunning returns err, the end of an interrupted migration of partition, wrapping
+// ErrLeftRunning when the driver saw a cancel of any of its statements go unconfirmed
+// (backend.CancelUnconfirmed): a step of the migration's transaction, the check before it or
+// the lock's query as well as a build (whose own error says so already, see interrupted).
+// Every one of them may still run in PostgreSQL, and start-up reports each the same way.
+func leftRunning(ctx context.Context, partition string, err error) error {
+	if err == nil || ctx.Err() == nil || !backend.CancelUnconfirmed(ctx) || errors.Is(err, ErrLeftRunning) {
+		return err
+	}
+	slog.Error("migration: interrupted; PostgreSQL did not confirm that it stopped the migration's statement, which may still run there",
+		"partition", partition, "error", err.Error())
+	return fmt.Errorf("%w; %w", err, ErrLeftRunning)
 }
 
 // migrationLock is the key of the PostgreSQL advisory lock that a partition's migration holds.

@@ -40,8 +40,8 @@ on), within --migration-timeout. SIGINT or SIGTERM during start-up cancels in Po
 statement credo runs there (an index build, a step of the migration) and exits 0 once
 PostgreSQL has stopped it, within 3 s (a wait for another process's migration stops at once);
 an index build it interrupts is left INVALID, and the next start-up drops it and builds it
-again. If PostgreSQL does not confirm the cancel in that time, the build may still run there:
-credo says so and exits 3.
+again. If PostgreSQL does not confirm the cancel in that time, the statement (a build or a
+step) may still run there: credo says so and exits 3.
 
 SIGINT or SIGTERM while serving turns /readyz 503, waits --shutdown-delay, stops accepting
 connections, lets in-flight requests finish, closes the database connections, and exits 0.

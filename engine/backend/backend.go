@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -185,17 +186,40 @@ func IsStream(ctx context.Context) bool { return ctx.Value(streamKey{}) != nil }
 // 30 s by default, systemd 90 s).
 const ServerCancelGrace = 3 * time.Second
 
-// cancelKey marks a context whose statements PostgreSQL must stop when it is cancelled.
+// cancelKey marks a context whose statements PostgreSQL must stop when it is cancelled; its
+// value is the *cancelState that the contexts derived from it share.
 type cancelKey struct{}
+
+// cancelState is what the driver reports of the cancels of a CancelInServer context.
+type cancelState struct{ unconfirmed atomic.Bool }
 
 // CancelInServer marks ctx so that, when it is cancelled, the driver asks PostgreSQL to cancel
 // the statement running on it (a cancel request) and waits up to ServerCancelGrace for the
 // statement to end, instead of only cutting its connection, which leaves the statement running
 // in the server until it next writes to the client. A migration's statements use it: an index
-// build may run for an hour.
+// build may run for an hour. Whether PostgreSQL confirmed every such stop is then
+// CancelUnconfirmed's to say.
 func CancelInServer(ctx context.Context) context.Context {
-	return context.WithValue(ctx, cancelKey{}, true)
+	return context.WithValue(ctx, cancelKey{}, new(cancelState))
 }
 
 // CancelsInServer reports whether ctx is marked CancelInServer.
 func CancelsInServer(ctx context.Context) bool { return ctx.Value(cancelKey{}) != nil }
+
+// CancelNotConfirmed is what the driver calls when a statement of ctx, a CancelInServer
+// context, was still running ServerCancelGrace after its cancel request, and was ended by
+// cutting its connection: PostgreSQL may still run it. A context not so marked is ignored.
+func CancelNotConfirmed(ctx context.Context) {
+	if st, ok := ctx.Value(cancelKey{}).(*cancelState); ok {
+		st.unconfirmed.Store(true)
+	}
+}
+
+// CancelUnconfirmed reports whether a statement of ctx (a CancelInServer context, or one
+// derived from it) was cancelled without PostgreSQL confirming within ServerCancelGrace that it
+// stopped it (see CancelNotConfirmed): whatever the step that ran it, the statement may still
+// run in the server, holding its locks and snapshot.
+func CancelUnconfirmed(ctx context.Context) bool {
+	st, ok := ctx.Value(cancelKey{}).(*cancelState)
+	return ok && st.unconfirmed.Load()
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -23,10 +24,19 @@ import (
 // PostgreSQL after its process exited held its lock and snapshot, and the next replica of a
 // rolling deploy waited for it. Should PostgreSQL not answer the cancel within
 // backend.ServerCancelGrace, the socket's deadline ends the statement as by default.
+//
+// A statement still running ServerCancelGrace after its cancel request was ended by the
+// deadline, not by PostgreSQL: the handler tells its context (backend.CancelNotConfirmed), so
+// that whichever step ran it, start-up reports that it may still run there (exit status 3).
 type cancelHandler struct {
 	deadline pgconn.DeadlineContextWatcherHandler
 	cancel   pgconn.CancelRequestContextWatcherHandler
 	used     ctxwatch.Handler
+	// ctx and sent are the statement's context and when its cancel began (the request goes
+	// out then, and the socket's deadline is set ServerCancelGrace on), while the cancel path
+	// is in use.
+	ctx  context.Context
+	sent time.Time
 }
 
 var _ ctxwatch.Handler = (*cancelHandler)(nil)
@@ -45,14 +55,23 @@ func (h *cancelHandler) HandleCancel(ctx context.Context) {
 	// start-up reports as the database not answering (a build's own bound is the session's
 	// statement_timeout, which PostgreSQL enforces itself).
 	if backend.CancelsInServer(ctx) && errors.Is(ctx.Err(), context.Canceled) {
-		h.used = &h.cancel
+		h.used, h.ctx, h.sent = &h.cancel, ctx, time.Now()
 	}
 	h.used.HandleCancel(ctx)
 }
 
+// HandleUnwatchAfterCancel runs once the statement has returned. On the cancel path, a
+// statement that returned ServerCancelGrace or more after its cancel began returned at or
+// after the socket's deadline: PostgreSQL did not answer the request in time. Judged so, a confirmation that arrived just at the grace counts as none, never
+// the other way round.
 func (h *cancelHandler) HandleUnwatchAfterCancel() {
-	if h.used != nil {
-		h.used.HandleUnwatchAfterCancel()
-		h.used = nil
+	if h.used == nil {
+		return
 	}
+	took := time.Since(h.sent)
+	h.used.HandleUnwatchAfterCancel()
+	if h.used == &h.cancel && took >= backend.ServerCancelGrace {
+		backend.CancelNotConfirmed(h.ctx)
+	}
+	h.used, h.ctx = nil, nil
 }

@@ -238,3 +238,61 @@ func gadgetIndexes(t *testing.T, conn *pgx.Conn, p string) []string {
 	}
 	return names
 }
+
+// TestSignalDuringAMigrationStep: what holds a start-up need not be an index build. A release
+// adds a column to gadgets while a serving process's transaction writes the table, so that
+// the migration's transaction waits for the table's lock, rolls back and tries again. SIGTERM
+// then ends the start-up with status 0 when PostgreSQL stops the step's statement, and with
+// status 3, as for a build, when it does not confirm the cancel (the network to it frozen):
+// the statement may still run there. Such a step used to exit 0 either way.
+func TestSignalDuringAMigrationStep(t *testing.T) {
+	url, p := testenv.Postgres(t), testenv.Partition(t)
+	bin := cluster.Binary(t)
+	_, held := besideAWrite(t, url, p)
+	dir := t.TempDir()
+	yaml := "name: Gadget\ntable: gadgets\nkey: [Code]\nfields:\n  - {name: Code, type: string}\n" +
+		"  - {name: Note, type: string, filter: false}\n  - {name: Color, type: string, filter: false}\n"
+	if err := os.WriteFile(filepath.Join(dir, "gadgets.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(database string) []string {
+		return []string{"CREDO_DATABASE=" + database, "CREDO_PARTITIONS=" + p, "CREDO_DESCRIPTORS=" + dir,
+			"CREDO_DATABASE_TIMEOUT=60s"}
+	}
+	retrying := func(proc *cluster.Process) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(proc.Log(), "rolled back to let them through, trying again"); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the migration never waited for the table's lock:\n%s", proc.Log())
+			}
+		}
+	}
+
+	waiting := cluster.Launch(t, bin, env(url))
+	retrying(waiting)
+	stopWithin(t, waiting, "waiting for a table's lock")
+
+	proxied, proxy := testenv.ProxyURL(t, url)
+	frozen := cluster.Launch(t, bin, env(proxied))
+	retrying(frozen)
+	proxy.Freeze()
+	// Within one attempt's wait (500 ms) and the pause after it, a statement of the migration
+	// is on its way to PostgreSQL, and neither its answer nor a cancel gets through.
+	time.Sleep(time.Second)
+	if err := frozen.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), interruptBound)
+	defer cancel()
+	err := frozen.Wait(ctx)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(frozen.Log(), "did not confirm") {
+		t.Fatalf("SIGTERM during a migration step with PostgreSQL frozen: %v after %v, want exit status 3 within %v\n%s", err,
+			time.Since(start).Round(time.Millisecond), interruptBound, frozen.Log())
+	}
+	if err := held.Rollback(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.EndBackends(t, url, p)
+}
