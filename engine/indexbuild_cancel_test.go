@@ -14,18 +14,6 @@ import (
 	"credo/internal/testenv"
 )
 
-// buildsRunning counts the backends that run an index build in partition p.
-func buildsRunning(t *testing.T, conn *pgx.Conn, p string) int {
-	t.Helper()
-	var n int
-	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE state = 'active' AND query LIKE 'CREATE %INDEX CONCURRENTLY%' AND position($1 IN query) > 0`,
-		`"`+p+`"`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestCancelledStartupStopsTheBuild: a start-up cancelled (SIGTERM) while its concurrent build
 // waits for a serving write transaction returns within moments, once PostgreSQL has stopped
 // the build: no backend runs it any more, the index is left INVALID for the next start-up,
@@ -33,7 +21,7 @@ func buildsRunning(t *testing.T, conn *pgx.Conn, p string) int {
 // context, and PostgreSQL ran the build on until the transaction ended.
 func TestCancelledStartupStopsTheBuild(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
-	conn := migratedBeside(t, url, p, gizmos(t, gadgetsPlain))
+	conn := testenv.MigratedBeside(t, url, p, gizmos(t, gadgetsPlain))
 	gadgetRows(t, conn, p, 1000)
 	begun(t, conn, `INSERT INTO `+pgx.Identifier{p, "gadgets"}.Sanitize()+` (code, note) VALUES ('held', 'held')`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,10 +40,10 @@ func TestCancelledStartupStopsTheBuild(t *testing.T) {
 		t.Fatalf("the cancelled start-up did not return within %v", backend.ServerCancelGrace+time.Second)
 	}
 	t.Logf("returned %v after the cancel", time.Since(start).Round(time.Millisecond))
-	if n := buildsRunning(t, observer, p); n != 0 {
+	if n := testenv.IndexBuilds(t, observer, p); n != 0 {
 		t.Errorf("PostgreSQL still runs %d builds of the partition after the start-up returned", n)
 	}
-	if got := gadgetIndexes(t, observer, p); strings.Join(got, ",") != "ix_gadgets_note INVALID" {
+	if got := testenv.Indexes(t, observer, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note INVALID" {
 		t.Errorf("after the cancel gadgets has the indexes %q, want ix_gadgets_note INVALID", got)
 	}
 }
@@ -65,7 +53,7 @@ func TestCancelledStartupStopsTheBuild(t *testing.T) {
 // wraps engine.ErrLeftRunning: the build may still run there, and serve exits 3.
 func TestCancelledStartupWithPostgresFrozen(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
-	conn := migratedBeside(t, url, p, gizmos(t, gadgetsPlain))
+	conn := testenv.MigratedBeside(t, url, p, gizmos(t, gadgetsPlain))
 	gadgetRows(t, conn, p, 1000)
 	held := begun(t, conn, `INSERT INTO `+pgx.Identifier{p, "gadgets"}.Sanitize()+` (code, note) VALUES ('held', 'held')`)
 	proxied, proxy := testenv.ProxyURL(t, url)

@@ -43,21 +43,6 @@ func gadgetRows(t *testing.T, conn *pgx.Conn, p string, n int) {
 	}
 }
 
-// gadgetIndexes lists the indexes of gadgets but its primary key, as "name" or "name INVALID",
-// with " UNIQUE" for a unique one.
-func gadgetIndexes(t *testing.T, conn *pgx.Conn, p string) []string {
-	t.Helper()
-	rows, _ := conn.Query(context.Background(), `SELECT c.relname || CASE WHEN i.indisunique THEN ' UNIQUE' ELSE '' END
-		|| CASE WHEN i.indisvalid THEN '' ELSE ' INVALID' END
-		FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-		WHERE i.indrelid = $1::regclass AND NOT i.indisprimary ORDER BY 1`, p+".gadgets")
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
 // writer returns a connection of its own, as another replica's, whose writes wait at most
 // 100 ms for a lock: a write that the migration stops fails.
 func writer(t *testing.T, url string) *pgx.Conn {
@@ -81,7 +66,7 @@ func writer(t *testing.T, url string) *pgx.Conn {
 func buildBesideAWrite(t *testing.T, l engine.Limits, release string) (url, p string, conn *pgx.Conn, held pgx.Tx, opened <-chan error) {
 	t.Helper()
 	url, p = testenv.Postgres(t), testenv.Partition(t)
-	conn = migratedBeside(t, url, p, gizmos(t, gadgetsPlain))
+	conn = testenv.MigratedBeside(t, url, p, gizmos(t, gadgetsPlain))
 	gadgetRows(t, conn, p, 1000)
 	held = begun(t, conn, `INSERT INTO `+pgx.Identifier{p, "gadgets"}.Sanitize()+` (code, note) VALUES ('held', 'held')`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -115,7 +100,7 @@ func TestIndexBuildLetsWritesThrough(t *testing.T) {
 		t.Fatalf("the migration ended (%v) before the transaction its build waits for", err)
 	default:
 	}
-	if got := gadgetIndexes(t, conn, p); len(got) == 1 && got[0] == "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); len(got) == 1 && got[0] == "ix_gadgets_note" {
 		t.Fatalf("the index was built before the transaction it waits for ended: %q", got)
 	}
 	if err := held.Commit(ctx); err != nil {
@@ -124,7 +109,7 @@ func TestIndexBuildLetsWritesThrough(t *testing.T) {
 	if err := <-opened; err != nil {
 		t.Fatalf("a migration building an index beside writes: %v", err)
 	}
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note" {
 		t.Errorf("after the migration gadgets has the indexes %q, want ix_gadgets_note, valid", got)
 	}
 	var n int
@@ -149,7 +134,7 @@ func TestIndexBuildOutlastsTheDatabaseTimeout(t *testing.T) {
 	if err := <-opened; err != nil {
 		t.Fatalf("a migration whose build outlasts the database timeout: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
 	}
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note" {
 		t.Errorf("after the migration gadgets has the indexes %q, want ix_gadgets_note, valid", got)
 	}
 }
@@ -161,7 +146,7 @@ func TestIndexBuildOutlastsTheDatabaseTimeout(t *testing.T) {
 func TestIndexBuildDropsAnInvalidIndex(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, gizmos(t, gadgetsPlain))
+	conn := testenv.MigratedBeside(t, url, p, gizmos(t, gadgetsPlain))
 	table := pgx.Identifier{p, "gadgets"}.Sanitize()
 	if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (code, note) SELECT 'g' || i, 'n' || i % 10 FROM generate_series(1, 100) AS i`); err != nil {
 		t.Fatal(err)
@@ -169,7 +154,7 @@ func TestIndexBuildDropsAnInvalidIndex(t *testing.T) {
 	if _, err := conn.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY ix_gadgets_note ON `+table+` (note)`); err == nil {
 		t.Fatal("a unique index over duplicate notes was built")
 	}
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ix_gadgets_note UNIQUE INVALID" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note UNIQUE INVALID" {
 		t.Fatalf("the failed build left %q, want ix_gadgets_note UNIQUE INVALID", got)
 	}
 	db, err := engine.Open(ctx, url, []string{p}, gizmos(t, gadgetsIndexed))
@@ -177,7 +162,7 @@ func TestIndexBuildDropsAnInvalidIndex(t *testing.T) {
 		t.Fatalf("a start-up beside an INVALID index: %v", err)
 	}
 	db.Close()
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note" {
 		t.Errorf("after the migration gadgets has the indexes %q, want ix_gadgets_note, valid and not unique", got)
 	}
 }
@@ -202,7 +187,7 @@ func TestUniqueIndexBuildMeetsADuplicateWrite(t *testing.T) {
 	if !errors.As(err, &dups) || !strings.Contains(err.Error(), `Code="dup" Note="n7"; Code="g7" Note="n7"`) {
 		t.Fatalf("a unique index build that met a duplicate written meanwhile: %v; want the records named", err)
 	}
-	if got := gadgetIndexes(t, conn, p); len(got) != 0 {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); len(got) != 0 {
 		t.Errorf("after the refused migration gadgets has the indexes %q, want none", got)
 	}
 	// The operator removes the duplicate: the next start-up builds the index.
@@ -214,7 +199,7 @@ func TestUniqueIndexBuildMeetsADuplicateWrite(t *testing.T) {
 		t.Fatalf("a start-up once the duplicate is gone: %v", err)
 	}
 	db.Close()
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ux_gadgets_note UNIQUE" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ux_gadgets_note UNIQUE" {
 		t.Errorf("after the migration gadgets has the indexes %q, want ux_gadgets_note, unique and valid", got)
 	}
 }
@@ -242,7 +227,7 @@ func TestReplicasBuildingAnIndexTogether(t *testing.T) {
 			t.Errorf("replica %d of two building an index together: %v", i+1, err)
 		}
 	}
-	if got := gadgetIndexes(t, conn, p); strings.Join(got, ",") != "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); strings.Join(got, ",") != "ix_gadgets_note" {
 		t.Errorf("after both migrations gadgets has the indexes %q, want ix_gadgets_note once, valid", got)
 	}
 }

@@ -23,7 +23,7 @@ import (
 func TestReplicasMigratingTogetherUnderRepeatableRead(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, twoTables(t, false))
+	conn := testenv.MigratedBeside(t, url, p, twoTables(t, false))
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"

@@ -60,24 +60,6 @@ fields:
 		})
 }
 
-// migratedBeside migrates partition p with reg and returns a connection of its own to the
-// database, as another process serving p has, closed when the test ends.
-func migratedBeside(t *testing.T, url, p string, reg *engine.Registry) *pgx.Conn {
-	t.Helper()
-	ctx := context.Background()
-	db, err := engine.Open(ctx, url, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	return conn
-}
-
 // begun begins a transaction on conn and runs stmt in it, as a serving process's transaction
 // that is still open; it is rolled back when the test ends, unless committed before.
 func begun(t *testing.T, conn *pgx.Conn, stmt string) pgx.Tx {
@@ -114,7 +96,7 @@ func opening(ctx context.Context, l engine.Limits, url, p string, reg *engine.Re
 func migrateBesideAWrite(t *testing.T, url, p string, reg *engine.Registry, write string, check func(*pgx.Conn)) {
 	t.Helper()
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, reg)
+	conn := testenv.MigratedBeside(t, url, p, reg)
 	if check != nil {
 		check(conn)
 	}
@@ -140,7 +122,7 @@ func TestMigrationReplacingAnIndexBesideAReadThenWrite(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
 	// The release changed no column of users: the migration's first lock is the index's.
-	conn := migratedBeside(t, url, p, exactEmailRegistry(t, false))
+	conn := testenv.MigratedBeside(t, url, p, exactEmailRegistry(t, false))
 	users := pgx.Identifier{p, "users"}.Sanitize()
 	tx := begun(t, conn, `SELECT count(*) FROM `+users)
 	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -194,7 +176,7 @@ func TestStartUpWaitingForAnotherMigration(t *testing.T) {
 	reg := fixtureRegistry(t)
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, reg)
+	conn := testenv.MigratedBeside(t, url, p, reg)
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, engine.MigrationLock(p)); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +219,7 @@ func TestMigrationBesideALongWriteOnSQLite(t *testing.T) {
 func TestMigrationWaitingForServedTransactions(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, previousRegistry(t))
+	conn := testenv.MigratedBeside(t, url, p, previousRegistry(t))
 	begun(t, conn, `INSERT INTO `+pgx.Identifier{p, "users"}.Sanitize()+` (user_identifier, email) VALUES ('0190a6f0-0000-7000-8000-0000000000e3', 'held@example.com')`)
 	_, err := engine.Limits{Timeout: 300 * time.Millisecond}.Open(ctx, url, []string{p}, fixtureRegistry(t))
 	if err == nil {
@@ -335,7 +317,7 @@ func waitForMigrationLock(t *testing.T, conn *pgx.Conn, p, table string) {
 func TestMigrationBesideATransactionUsingItsTablesInTheOtherOrder(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, twoTables(t, false))
+	conn := testenv.MigratedBeside(t, url, p, twoTables(t, false))
 	alphas, betas := pgx.Identifier{p, "alphas"}.Sanitize(), pgx.Identifier{p, "betas"}.Sanitize()
 	tx := begun(t, conn, `INSERT INTO `+betas+` (code) VALUES ('b1')`)
 	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -370,7 +352,7 @@ func TestMigrationBesideATransactionUsingItsTablesInTheOtherOrder(t *testing.T) 
 func TestMigrationBehindALongReadLetsReadersThrough(t *testing.T) {
 	url, p := testenv.Postgres(t), testenv.Partition(t)
 	ctx := context.Background()
-	conn := migratedBeside(t, url, p, twoTables(t, false))
+	conn := testenv.MigratedBeside(t, url, p, twoTables(t, false))
 	alphas := pgx.Identifier{p, "alphas"}.Sanitize()
 	long := begun(t, conn, `SELECT count(*) FROM `+alphas)
 	// Another replica's reads, each given up after 3 s.

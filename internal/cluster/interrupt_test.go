@@ -69,7 +69,7 @@ func TestSignalDuringStartupStopsTheBuild(t *testing.T) {
 	if n := waitForBuilds(t, conn, p, func(n int) bool { return n == 0 }, 0); n != 0 {
 		t.Errorf("PostgreSQL still runs %d index builds of the partition after the process exited", n)
 	}
-	if got := gadgetIndexes(t, conn, p); len(got) != 1 || got[0] != "ix_gadgets_note INVALID" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); len(got) != 1 || got[0] != "ix_gadgets_note INVALID" {
 		t.Errorf("indexes after the interrupted build: %q, want the INVALID one it left", got)
 	}
 	if log := building.Log(); !strings.Contains(log, "PostgreSQL stopped the index build") {
@@ -80,7 +80,7 @@ func TestSignalDuringStartupStopsTheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := cluster.Start(t, bin, env)
-	if got := gadgetIndexes(t, conn, p); len(got) != 1 || got[0] != "ix_gadgets_note" {
+	if got := testenv.Indexes(t, conn, p, "gadgets"); len(got) != 1 || got[0] != "ix_gadgets_note" {
 		t.Errorf("indexes after the next start-up: %q, want ix_gadgets_note, valid", got)
 	}
 	if err := next.Stop(); err != nil {
@@ -99,16 +99,7 @@ func besideAWrite(t *testing.T, url, p string) (*pgx.Conn, pgx.Tx) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := engine.Open(ctx, url, []string{p}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	conn := testenv.MigratedBeside(t, url, p, reg)
 	table := pgx.Identifier{p, "gadgets"}.Sanitize()
 	if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (code, note) SELECT 'g' || i, 'n' || i FROM generate_series(1, 1000) AS i`); err != nil {
 		t.Fatal(err)
@@ -212,31 +203,12 @@ func waitForBuilds(t *testing.T, conn *pgx.Conn, p string, done func(int) bool, 
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		var n int
-		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE state = 'active' AND query LIKE 'CREATE %INDEX CONCURRENTLY%' AND position($1 IN query) > 0`,
-			`"`+p+`"`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		n := testenv.IndexBuilds(t, conn, p)
 		if done(n) || time.Now().After(deadline) {
 			return n
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// gadgetIndexes lists the indexes of p's gadgets but its primary key, as "name" or
-// "name INVALID".
-func gadgetIndexes(t *testing.T, conn *pgx.Conn, p string) []string {
-	t.Helper()
-	rows, _ := conn.Query(context.Background(), `SELECT c.relname || CASE WHEN i.indisvalid THEN '' ELSE ' INVALID' END
-		FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-		WHERE i.indrelid = $1::regclass AND NOT i.indisprimary ORDER BY 1`, p+".gadgets")
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
 }
 
 // TestSignalDuringAMigrationStep: what holds a start-up need not be an index build. A release
