@@ -467,7 +467,9 @@ func problemResponses() obj {
 				"schema": obj{"type": "integer", "minimum": 0}}}
 		case http.StatusConflict:
 			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before retrying; absent when a retry " +
-				"would get the same answer.", "schema": obj{"type": "integer", "minimum": 0}}}
+				"would get the same answer.", "schema": obj{"type": "integer", "minimum": 0}},
+				"Location": obj{"description": "The record a create made, when its answer was lost and the caller may " +
+					"create records of the group but not read them; absent otherwise.", "schema": obj{"type": "string", "format": "uri-reference"}}}
 		}
 		out[name] = r
 	}

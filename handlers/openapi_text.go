@@ -43,7 +43,9 @@ they exchange against it.
   request is still being answered is a 409 with ` + "`Retry-After`" + `. The work and the key's use commit
   together: if a server stopped after the work and before keeping its answer, the retry (after two
   minutes) is not done again: a create's gets the record it created as it is now (201, marked
-  replayed; a 404 once it is deleted), a command's a 409 without ` + "`Retry-After`" + ` saying so.
+  replayed; a 404 once it is deleted) if the caller may read the group, else a 409 without
+  ` + "`Retry-After`" + ` whose ` + "`Location`" + ` names the record; a command's a 409 without
+  ` + "`Retry-After`" + ` saying so.
 - **Conditional requests.** A record's get, exists (` + "`HEAD`" + `), create, ` + "`PUT`" + ` and ` + "`PATCH`" + `
   answer its ` + "`ETag`" + ` (a strong validator of the whole record). ` + "`If-None-Match`" + ` on get and
   exists answers 304 with no body while the record is unchanged; ` + "`If-Match`" + ` on ` + "`PUT`" + `,

@@ -36530,6 +36530,7 @@ type V1CancelRegistrationResponse406Headers struct {
 
 // V1CancelRegistrationResponse409Headers the declared response headers of an HTTP 409 response for V1CancelRegistration
 type V1CancelRegistrationResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -36753,6 +36754,7 @@ type V1ChangeAssessmentResponse406Headers struct {
 
 // V1ChangeAssessmentResponse409Headers the declared response headers of an HTTP 409 response for V1ChangeAssessment
 type V1ChangeAssessmentResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -36976,6 +36978,7 @@ type V1GrantAccommodationResponse406Headers struct {
 
 // V1GrantAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1GrantAccommodation
 type V1GrantAccommodationResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -37199,6 +37202,7 @@ type V1RegisterLaxResponse406Headers struct {
 
 // V1RegisterLaxResponse409Headers the declared response headers of an HTTP 409 response for V1RegisterLax
 type V1RegisterLaxResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -37422,6 +37426,7 @@ type V1RevokeAccommodationResponse406Headers struct {
 
 // V1RevokeAccommodationResponse409Headers the declared response headers of an HTTP 409 response for V1RevokeAccommodation
 type V1RevokeAccommodationResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -37645,6 +37650,7 @@ type V1TransferLaxResponse406Headers struct {
 
 // V1TransferLaxResponse409Headers the declared response headers of an HTTP 409 response for V1TransferLax
 type V1TransferLaxResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -43282,6 +43288,7 @@ type CreatePlatformActionResponse406Headers struct {
 
 // CreatePlatformActionResponse409Headers the declared response headers of an HTTP 409 response for CreatePlatformAction
 type CreatePlatformActionResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -45051,6 +45058,7 @@ type CreatePartitionFieldResponse406Headers struct {
 
 // CreatePartitionFieldResponse409Headers the declared response headers of an HTTP 409 response for CreatePartitionField
 type CreatePartitionFieldResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -49201,6 +49209,7 @@ type CreatePermissionResponse406Headers struct {
 
 // CreatePermissionResponse409Headers the declared response headers of an HTTP 409 response for CreatePermission
 type CreatePermissionResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -52125,6 +52134,7 @@ type CreateUserCommentResponse406Headers struct {
 
 // CreateUserCommentResponse409Headers the declared response headers of an HTTP 409 response for CreateUserComment
 type CreateUserCommentResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -54335,6 +54345,7 @@ type CreateUserFieldResponse406Headers struct {
 
 // CreateUserFieldResponse409Headers the declared response headers of an HTTP 409 response for CreateUserField
 type CreateUserFieldResponse409Headers struct {
+	Location   *string
 	RetryAfter *int
 	XRequestId string
 }
@@ -61030,6 +61041,13 @@ func ParseV1CancelRegistrationResponse(rsp *http.Response) (*V1CancelRegistratio
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1CancelRegistrationResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61322,6 +61340,13 @@ func ParseV1ChangeAssessmentResponse(rsp *http.Response) (*V1ChangeAssessmentRes
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1ChangeAssessmentResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61614,6 +61639,13 @@ func ParseV1GrantAccommodationResponse(rsp *http.Response) (*V1GrantAccommodatio
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1GrantAccommodationResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -61906,6 +61938,13 @@ func ParseV1RegisterLaxResponse(rsp *http.Response) (*V1RegisterLaxResponse, err
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1RegisterLaxResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -62198,6 +62237,13 @@ func ParseV1RevokeAccommodationResponse(rsp *http.Response) (*V1RevokeAccommodat
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1RevokeAccommodationResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -62490,6 +62536,13 @@ func ParseV1TransferLaxResponse(rsp *http.Response) (*V1TransferLaxResponse, err
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers V1TransferLaxResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -69830,6 +69883,13 @@ func ParseCreatePlatformActionResponse(rsp *http.Response) (*CreatePlatformActio
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePlatformActionResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -72004,6 +72064,13 @@ func ParseCreatePartitionFieldResponse(rsp *http.Response) (*CreatePartitionFiel
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePartitionFieldResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -77322,6 +77389,13 @@ func ParseCreatePermissionResponse(rsp *http.Response) (*CreatePermissionRespons
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePermissionResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -80929,6 +81003,13 @@ func ParseCreateUserCommentResponse(rsp *http.Response) (*CreateUserCommentRespo
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateUserCommentResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -83838,6 +83919,13 @@ func ParseCreateUserFieldResponse(rsp *http.Response) (*CreateUserFieldResponse,
 		response.Headers406 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateUserFieldResponse409Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
