@@ -283,6 +283,7 @@ func attachHooks(p *parsed, r *Resource, g *Registry) error {
 			return err
 		}
 		r.beforeWrite = append(r.beforeWrite, h.BeforeWrite)
+		r.addHookMembers(h)
 	}
 	for _, name := range d.Hooks.Authorize {
 		if !hookNameRe.MatchString(name) {

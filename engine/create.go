@@ -185,12 +185,12 @@ func claimScope(r *Resource, rec Record, present []bool, org string, verr *Valid
 	}
 }
 
-// prepare completes and validates a record, runs the beforeWrite hooks, and hashes the
-// hashed members that the client gave in this write (given). verr holds the problems the
-// write found before (decoding, the key, the organization); failed marks the members that
-// did not decode (nil: none), which are neither checked nor missing. It is the one place a
-// write's problems are reported: every one that needs no database, together, and no hook
-// runs on a record with problems.
+// prepare completes and validates a record, runs the beforeWrite hooks and holds what they
+// changed to the same rules (runBeforeWrite), and hashes the hashed members that the client
+// gave in this write (given). verr holds the problems the write found before (decoding, the
+// key, the organization); failed marks the members that did not decode (nil: none), which
+// are neither checked nor missing. It is the one place a write's problems are reported: every
+// one that needs no database, together, and no hook runs on a record with problems.
 func prepare(r *Resource, rec Record, present, given, failed []bool, verr *ValidationError) error {
 	if err := r.complete(rec, present, given, failed, verr); err != nil {
 		return err
@@ -198,10 +198,8 @@ func prepare(r *Resource, rec Record, present, given, failed []bool, verr *Valid
 	if !verr.Empty() {
 		return verr
 	}
-	for _, h := range r.beforeWrite {
-		if err := h(r, rec); err != nil {
-			return err
-		}
+	if err := r.runBeforeWrite(rec); err != nil {
+		return err
 	}
 	return hashGiven(r, rec, given)
 }

@@ -242,5 +242,15 @@ func conflict(r *Resource, fields []*Field) error {
 	for _, n := range names {
 		e.Add(n, msg)
 	}
+	// A member a beforeWrite hook derives is named too by the members it derives from, which
+	// the client sent and can change (see addDerivedProblem).
+	for _, f := range fields {
+		if from := r.derivedFrom[f]; len(from) > 0 {
+			derived := fmt.Sprintf("%s; the server derives %s from %s", msg, f.Name, fieldNames(from))
+			for _, s := range from {
+				e.Add(s.Name, derived)
+			}
+		}
+	}
 	return e
 }

@@ -147,3 +147,16 @@ func FoldPairs(count int) [][2]string {
 	}
 	return out
 }
+
+// RunBeforeWrite runs r's beforeWrite hooks on rec and checks what they changed, as a write does.
+func (r *Resource) RunBeforeWrite(rec Record) error { return r.runBeforeWrite(rec) }
+
+// RunHooks runs r's beforeWrite hooks on rec and nothing else.
+func (r *Resource) RunHooks(rec Record) error {
+	for _, h := range r.beforeWrite {
+		if err := h(r, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}

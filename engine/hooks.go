@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,11 @@ type Hook struct {
 	Members []string
 	// Uses are the other descriptors the hook reads or writes, each with the members it needs.
 	Uses map[string][]string
+	// Derives maps each member a BeforeWrite hook sets to the members it derives it from (all
+	// in Members). A member the hook changes is held to the rules a client's value is
+	// (checkDerived); a problem is named by the members it derives from, which a client can
+	// change, rather than by the member the client did not send.
+	Derives map[string][]string
 	// BeforeWrite or AfterDelete (exactly one) is the hook and says when it runs. AfterDelete
 	// makes the hook: Load calls it once for each descriptor naming the hook, with the
 	// descriptors Uses names (by name, all present), and the hook it returns keeps those it
@@ -44,6 +50,11 @@ var registered = struct {
 func RegisterHook(h Hook) {
 	if !hookNameRe.MatchString(h.Name) || (h.BeforeWrite == nil) == (h.AfterDelete == nil) {
 		panic(fmt.Sprintf("engine: hook %q needs a lower-case hyphenated name and exactly one of BeforeWrite and AfterDelete", h.Name))
+	}
+	for m, from := range h.Derives {
+		if h.BeforeWrite == nil || !slices.Contains(h.Members, m) || slices.ContainsFunc(from, func(s string) bool { return !slices.Contains(h.Members, s) }) {
+			panic(fmt.Sprintf("engine: hook %q derives %s from members it does not declare, or is no beforeWrite hook", h.Name, m))
+		}
 	}
 	registered.Lock()
 	defer registered.Unlock()

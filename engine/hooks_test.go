@@ -18,7 +18,7 @@ import (
 // serving them must.
 
 // TestRegisterHookRefusesMistakes: a hook registered twice, without a phase, with both
-// phases or with a malformed name is a programming error that stops the program at once.
+// phases, with a malformed name or deriving a member from members it does not declare is a programming error that stops the program at once.
 func TestRegisterHookRefusesMistakes(t *testing.T) {
 	before := func(*engine.Resource, engine.Record) error { return nil }
 	for name, h := range map[string]engine.Hook{
@@ -29,6 +29,10 @@ func TestRegisterHookRefusesMistakes(t *testing.T) {
 				return func(ctx context.Context, tx *engine.Store, r *engine.Resource, rec engine.Record) error { return nil }
 			}},
 		"malformed name": {Name: "Test_Hook", BeforeWrite: before},
+		"derives an undeclared member": {Name: "test-derives-undeclared", Members: []string{"GroupName"},
+			Derives: map[string][]string{"GroupSlug": {"GroupName"}}, BeforeWrite: before},
+		"derives from an undeclared member": {Name: "test-derives-from-undeclared", Members: []string{"GroupSlug"},
+			Derives: map[string][]string{"GroupSlug": {"GroupName"}}, BeforeWrite: before},
 	} {
 		func() {
 			defer func() {
@@ -81,6 +85,44 @@ func TestRecordSetRefusesAWrongGoType(t *testing.T) {
 			t.Errorf("%s.%s = %#v: kept %#v", c.r.Name, c.member, c.v, rec.Get(c.r, c.member))
 		case !c.ok && (panicked == nil || !strings.Contains(fmt.Sprint(panicked), c.member)):
 			t.Errorf("%s.%s = %T: panic %v, want one naming the member", c.r.Name, c.member, c.v, panicked)
+		}
+	}
+}
+
+// TestCheckingHookValuesAllocatesNothing: holding what the beforeWrite hooks derived to the
+// member rules allocates nothing beyond what the hooks allocate, for the hook with the most
+// members (permission-mask, 8) and the one that builds a string (group-slug).
+func TestCheckingHookValuesAllocatesNothing(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		r, derived string
+		members    map[string]any
+	}{
+		{"Permission", "PermissionMask", map[string]any{"AllowRead": true, "AllowWrite": true, "AllowAdministrate": true}},
+		{"Group", "GroupSlug", map[string]any{"GroupName": "Year 9 Teachers"}},
+	} {
+		r := reg.MustByName(c.r)
+		rec := r.NewRecord()
+		for m, v := range c.members {
+			rec.Set(r, m, v)
+		}
+		// The derived member is cleared before each run, so that the hook changes it and the
+		// check judges it.
+		hooks := testing.AllocsPerRun(100, func() {
+			rec.Set(r, c.derived, nil)
+			_ = r.RunHooks(rec)
+		})
+		checked := testing.AllocsPerRun(100, func() {
+			rec.Set(r, c.derived, nil)
+			if err := r.RunBeforeWrite(rec); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if checked != hooks {
+			t.Errorf("%s: %v allocations with the check, %v for the hooks alone", c.r, checked, hooks)
 		}
 	}
 }

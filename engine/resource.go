@@ -167,6 +167,10 @@ type Resource struct {
 	byName      map[string]*Field
 	filterByKey map[string]*Filter
 	beforeWrite []BeforeWriteHook
+	// hookMembers are the members the beforeWrite hooks declare (Hook.Members), and
+	// derivedFrom the members each one derives from (Hook.Derives): see checkDerived.
+	hookMembers []*Field
+	derivedFrom map[*Field][]*Field
 	afterDelete []AfterDeleteHook
 	// hashed are the stored members with a Hash.
 	hashed []*Field

@@ -249,9 +249,10 @@ var zeroDateTime, _ = ParseDateTime("0001-01-01T00:00:00Z")
 // credo load keeps the keys its files give).
 const NilUUID = "00000000-0000-0000-0000-000000000000"
 
-// complete fills members the body omitted and adds to verr the problems of nulls,
-// requirements (a required uuid member may not be the nil UUID), the value rules of each
-// member the write gives (valueProblem: text, length, range) and validate tags. Members
+// complete fills members the body omitted and adds to verr the problems of the present ones
+// (writeProblem): nulls, requirements (a required uuid member may not be the nil UUID), the
+// value rules of each member the write gives (valueProblem: text, length, range) and validate
+// tags. Members
 // present but not given (a patch's stored values) are not held to the value rules: a record
 // stored before a descriptor lowered a maxLength stays patchable in its other members. A
 // read-only member is never required: an API body cannot give it (DecodeDraft drops it), so
@@ -276,30 +277,41 @@ func (r *Resource) complete(rec Record, present, given, failed []bool, verr *Val
 			rec[f.Index] = v
 			continue
 		}
-		v := rec[f.Index]
-		if v == nil {
-			if !f.Nullable {
-				verr.Add(f.Name, f.Name+" cannot be null")
-			}
-			continue
-		}
-		if f.Required && f.Type == TypeUUID && v == NilUUID {
-			// A required reference given as the nil UUID refers to nothing: a client that
-			// sends it has almost always left a typed member unset (decisions §4).
-			verr.Add(f.Name, f.Name+" is required and cannot be the nil UUID "+NilUUID)
-			continue
-		}
-		if given[f.Index] {
-			if p := f.valueProblem(v); p != "" {
-				verr.Add(f.Name, f.Name+" "+p)
-				continue
-			}
-		}
-		if f.Validate != "" {
-			if err := validator().Var(v, f.Validate); err != nil {
-				verr.Add(f.Name, fmt.Sprintf("%s does not satisfy %q", f.Name, f.Validate))
-			}
+		if p := f.writeProblem(rec[f.Index], given[f.Index]); p != "" {
+			verr.Add(f.Name, f.Name+" "+p)
 		}
 	}
 	return nil
+}
+
+// writeProblem returns what is wrong with v as the value a write stores for f: "" when
+// nothing, else a phrase to follow the member's name. A null needs a nullable member, a
+// required uuid member may not be the nil UUID, a value the write gives (given: not a stored
+// value a patch keeps) obeys the value rules (valueProblem), and a non-null value satisfies
+// the member's validate tag. complete holds every present member to it, and checkDerived
+// every member a beforeWrite hook changed, so that a hook's value obeys the rules a client's
+// does.
+func (f *Field) writeProblem(v any, given bool) string {
+	if v == nil {
+		if !f.Nullable {
+			return "cannot be null"
+		}
+		return ""
+	}
+	if f.Required && f.Type == TypeUUID && v == NilUUID {
+		// A required reference given as the nil UUID refers to nothing: a client that
+		// sends it has almost always left a typed member unset (decisions §4).
+		return "is required and cannot be the nil UUID " + NilUUID
+	}
+	if given {
+		if p := f.valueProblem(v); p != "" {
+			return p
+		}
+	}
+	if f.Validate != "" {
+		if err := validator().Var(v, f.Validate); err != nil {
+			return fmt.Sprintf("does not satisfy %q", f.Validate)
+		}
+	}
+	return ""
 }

@@ -10,7 +10,8 @@ import (
 // The directory's hooks: a group's slug derives from its name, and deleting a membership by
 // any path records a MembershipDeletion (decisions §6).
 func init() {
-	engine.RegisterHook(engine.Hook{Name: "group-slug", Members: []string{"GroupName", "GroupSlug"}, BeforeWrite: groupSlug})
+	engine.RegisterHook(engine.Hook{Name: "group-slug", Members: []string{"GroupName", "GroupSlug"},
+		Derives: map[string][]string{"GroupSlug": {"GroupName"}}, BeforeWrite: groupSlug})
 	engine.RegisterHook(engine.Hook{Name: "membership-deletion", Members: deletionCopies,
 		Uses:        map[string][]string{"MembershipDeletion": append([]string{"DeletionIdentifier", "DeletionWhen"}, deletionCopies...)},
 		AfterDelete: membershipDeletion})

@@ -8,11 +8,12 @@ import (
 // The permission-mask hook belongs to security: PermissionMask is what auth authorizes with,
 // so its bits are auth's (auth.Flag.Bit), which the engine cannot import.
 func init() {
-	members := []string{"PermissionMask"}
+	var flags []string
 	for _, f := range maskFlags() {
-		members = append(members, "Allow"+string(f))
+		flags = append(flags, "Allow"+string(f))
 	}
-	engine.RegisterHook(engine.Hook{Name: "permission-mask", Members: members, BeforeWrite: permissionMask})
+	engine.RegisterHook(engine.Hook{Name: "permission-mask", Members: append([]string{"PermissionMask"}, flags...),
+		Derives: map[string][]string{"PermissionMask": flags}, BeforeWrite: permissionMask})
 }
 
 // maskFlags are the flags with a bit in PermissionMask (TrialAccess has none).
