@@ -116,3 +116,21 @@ func TestJSONIntIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestParseIntegerIsJSONsGrammar: the one reader of a client's integer (a query value, a path
+// key, a CSV cell, a body) takes JSON's integer grammar and nothing strconv adds: no plus
+// sign, no leading zero, no space, ASCII digits only.
+func TestParseIntegerIsJSONsGrammar(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "-0": 0, "5": 5, "-5": -5, "10": 10,
+		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808} {
+		if got, ok := engine.ParseInteger(s); !ok || got != want {
+			t.Errorf("ParseInteger(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "-", "+5", "+0", "05", "007", "-05", "--5", " 5", "5 ", "5.0", "5e0", "0x10",
+		"1_000", "٣", "9223372036854775808", "-9223372036854775809"} {
+		if got, ok := engine.ParseInteger(s); ok {
+			t.Errorf("ParseInteger(%q) = %d, want a refusal", s, got)
+		}
+	}
+}

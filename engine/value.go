@@ -99,8 +99,8 @@ func (f *Field) ParseText(s string) (any, error) {
 		}
 		return nil, fmt.Errorf("%s is not a boolean (true or false)", Quoted(s))
 	case TypeInt:
-		n, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
+		n, ok := ParseInteger(s)
+		if !ok || n < math.MinInt32 || n > math.MaxInt32 {
 			return nil, fmt.Errorf("%s is not a 32-bit integer", Quoted(s))
 		}
 		return n, nil
@@ -189,11 +189,31 @@ func JSONInt(raw json.RawMessage) (int64, error) {
 	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return 0, fmt.Errorf("must be an integer")
 	}
-	v, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || v < math.MinInt32 || v > math.MaxInt32 {
+	v, ok := ParseInteger(string(raw))
+	if !ok || v < math.MinInt32 || v > math.MaxInt32 {
 		return 0, fmt.Errorf("must be a 32-bit integer")
 	}
 	return v, nil
+}
+
+// ParseInteger reads s as JSON writes an integer, -?(0|[1-9][0-9]*), that fits in 64 bits: no
+// plus sign, no leading zero, no space, no fraction or exponent, ASCII digits only (-0 is
+// JSON's, and reads as 0). It is the one reader of an integer a client writes, in a body
+// (JSONInt), a query value (Page, Take, an int filter: ParseText), a path key or a CSV cell,
+// so that an integer is written alike everywhere: 5, never +5 or 05. A caller checks the
+// range it needs, which is where a minus is refused (Page=-1).
+func ParseInteger(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	for i := range len(digits) {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // plainJSONString returns the text of a JSON string without escapes, which most member values

@@ -221,7 +221,7 @@ func pagingParam(name string) obj {
 	desc := ""
 	switch name {
 	case "Page":
-		s, desc = obj{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1}, "The 1-based page number."
+		s, desc = obj{"type": "integer", "minimum": 1, "maximum": request.MaxPage, "default": 1}, "The 1-based page number."
 	case "Take":
 		s, desc = obj{"type": "integer", "minimum": 1, "maximum": engine.MaxTake, "default": engine.DefaultTake}, "The page size."
 	case "Sort":

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"credo/engine"
@@ -146,6 +145,20 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 // then wins over the Accept header.
 func HasFormat(values url.Values) bool { return values.Has("Format") || values.Has("Filter.Format") }
 
+// MaxPage is the largest Page a list takes; deeper pages are read with Continue.
+const MaxPage = 1_000_000
+
+// pagingInt reads the paging parameter name's value v, an integer from 1 to max written as
+// JSON writes one (engine.ParseInteger: 5, never +5 or 05), adding its problem to verr.
+func pagingInt(verr *engine.ValidationError, name, v string, max int) int {
+	n, ok := engine.ParseInteger(v)
+	if !ok || n < 1 || n > int64(max) {
+		verr.Add(name, fmt.Sprintf("%s %s must be an integer from 1 to %d, written without a sign or leading zeros", name, engine.Quoted(v), max))
+		return 0
+	}
+	return int(n)
+}
+
 // applyPaging reads the paging parameters into q, adding their problems to verr under the
 // unprefixed names (Take, Format); ListQuery renames those given as Filter.*.
 func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, kind Kind, verr *engine.ValidationError) {
@@ -158,18 +171,10 @@ func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, 
 		return
 	}
 	if v, ok := paging["Page"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			verr.Add("Page", fmt.Sprintf("Page %s must be an integer from 1 to 1000000", engine.Quoted(v)))
-		}
-		q.Page = n
+		q.Page = pagingInt(verr, "Page", v, MaxPage)
 	}
 	if v, ok := paging["Take"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > r.MaxTake {
-			verr.Add("Take", fmt.Sprintf("Take %s must be an integer from 1 to %d", engine.Quoted(v), r.MaxTake))
-		}
-		q.Take = n
+		q.Take = pagingInt(verr, "Take", v, r.MaxTake)
 	}
 	q.Sort = r.DefaultSort
 	if v, ok := paging["Sort"]; ok {

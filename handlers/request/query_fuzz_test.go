@@ -20,9 +20,10 @@ import (
 // it (ParseQuery, TakeContinue, ListQuery, Continuation.Read). Nothing panics; every refusal
 // is a *engine.ValidationError naming at least one parameter the client sent; what ParseQuery
 // accepts reads as url.ParseQuery reads it; an accepted query keeps every filter given (one
-// condition per filter parameter, a text filter's value as sent), the paging given (or the
-// defaults when none is), in range, and a projection of at least one member. A Continue token
-// the server did not sign is a 400 naming Continue.
+// condition per filter parameter, a text filter's value as sent, an int filter's value
+// written as JSON writes it), the paging given (written so too; or the defaults when none
+// is), in range, and a projection of at least one member. A Continue token the server did not
+// sign is a 400 naming Continue.
 func FuzzListQuery(f *testing.F) {
 	reg, err := engine.Load(resources.FS)
 	if err != nil {
@@ -37,6 +38,8 @@ func FuzzListQuery(f *testing.F) {
 		"Email=a%00b", "Email=%ff", "Take=5;Sort=x", "%zz=1", "Continue=abc", "Continue=AQ&Page=2", "Continue=&Take=5",
 		"IsLocked=TRUE", "IsLocked=1", "GradebookCreatedSince=2024-03-10T14:30:00Z", "Take=+5", "Page=0x10", "Take=٣",
 		"Filter.Page=2&Page=2", "Filter.Includes=Email&Excludes=Email", "Take=5&Take=5", "UserPasswordHash=x",
+		"Page=%2B1", "Take=007", "Take=-0", "Page=-1", "Take=5%20", "Filter.Take=05", "FieldSequence=%2B5",
+		"FieldSequence=-05", "FieldSequence=-2147483648", "FieldSequence=2147483648", "Filter.FieldSequence=007",
 	} {
 		for i := range rs {
 			f.Add(uint8(i), uint8(i%3), raw)
@@ -142,6 +145,9 @@ func accepted(t *testing.T, r *engine.Resource, k request.Kind, raw string, valu
 			}
 			t.Fatalf("query %q: %s filters on %q", raw, name, s)
 		}
+		if n, ok := c.Value.(int64); ok && values.Has(name) && strconv.FormatInt(n, 10) != values.Get(name) && values.Get(name) != "-0" {
+			t.Fatalf("query %q: %s %q read as %d", raw, name, values.Get(name), n)
+		}
 	}
 	if k == request.KindCount {
 		return
@@ -157,7 +163,8 @@ func accepted(t *testing.T, r *engine.Resource, k request.Kind, raw string, valu
 			}
 			return
 		}
-		if n, err := strconv.Atoi(v); err != nil || n != got {
+		if strconv.Itoa(got) != v {
+			// A number as JSON writes it (engine.ParseInteger): +5 and 05 are refused.
 			t.Fatalf("query %q: %s %q read as %d", raw, name, v, got)
 		}
 	}
