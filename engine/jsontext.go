@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -151,6 +152,49 @@ func (s *jsonScanner) syntax(what string) error {
 	return Invalid("the body is not valid JSON: %s at byte %d", what, s.pos)
 }
 
+// unexpected names the byte at pos that no JSON value begins with: an ASCII character as
+// itself, another byte in hex (a Latin-1 reading of 0xEF, 'ï', would name a character the
+// client never sent), and a UTF-8 byte order mark, which RFC 8259 forbids a sender to add,
+// as what it is.
+func (s *jsonScanner) unexpected() string {
+	c := s.data[s.pos]
+	switch {
+	case bytes.HasPrefix(s.data[s.pos:], utf8BOM):
+		return "a byte order mark (EF BB BF), which JSON does not take,"
+	case c >= 0x20 && c < 0x7f:
+		return fmt.Sprintf("unexpected %q", c)
+	}
+	return fmt.Sprintf("unexpected byte 0x%02X", c)
+}
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// JSONKind names the kind of the JSON value data holds ("an object", "an array", "a string",
+// "a number", "true or false", "null"), for a problem saying which kind a body must be; when
+// data is not one valid JSON value, err is the syntax problem a body gets (see DecodeObject).
+func JSONKind(data []byte) (kind string, err error) {
+	sc := jsonScanner{data: data, verr: &ValidationError{}}
+	if err := sc.document(""); err != nil {
+		return "", err
+	}
+	sc.pos = 0
+	sc.skipSpace()
+	switch data[sc.pos] {
+	case '{':
+		return "an object", nil
+	case '[':
+		return "an array", nil
+	case '"':
+		return "a string", nil
+	case 't', 'f':
+		return "true or false", nil
+	case 'n':
+		return "null", nil
+	}
+	return "a number", nil
+}
+
 func (s *jsonScanner) skipSpace() {
 	for s.pos < len(s.data) {
 		switch s.data[s.pos] {
@@ -197,7 +241,7 @@ func (s *jsonScanner) value(path string, depth int) error {
 	case c == 'n':
 		return s.literal("null")
 	}
-	return s.syntax(fmt.Sprintf("unexpected %q", s.data[s.pos]))
+	return s.syntax(s.unexpected())
 }
 
 // problem records a member problem under path (the body itself when path is "").
@@ -307,7 +351,7 @@ func (s *jsonScanner) array(path string, depth int) error {
 
 func (s *jsonScanner) literal(word string) error {
 	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
-		return s.syntax(fmt.Sprintf("unexpected %q", s.data[s.pos]))
+		return s.syntax(s.unexpected())
 	}
 	s.pos += len(word)
 	return nil

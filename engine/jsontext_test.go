@@ -82,6 +82,34 @@ func TestDecodeObjectSyntax(t *testing.T) {
 	}
 }
 
+// TestJSONSyntaxNamesTheByte: a byte no JSON value begins with is named as the client sent
+// it: an ASCII character as itself, another byte in hex, a UTF-8 byte order mark as one.
+// Before, a byte was quoted as a Latin-1 character ('ï' for the BOM's 0xEF), naming a
+// character the body did not hold. JSONKind names the kind of a valid value.
+func TestJSONSyntaxNamesTheByte(t *testing.T) {
+	for _, c := range []struct{ body, detail string }{
+		{body: "\xef\xbb\xbf{}", detail: "the body is not valid JSON: a byte order mark (EF BB BF), which JSON does not take, at byte 0"},
+		{body: "\xff{}", detail: "the body is not valid JSON: unexpected byte 0xFF at byte 0"},
+		{body: "{\"A\":\xc3\xa9}", detail: "the body is not valid JSON: unexpected byte 0xC3 at byte 5"},
+		{body: `{"A":x}`, detail: "the body is not valid JSON: unexpected 'x' at byte 5"},
+		{body: `{"A":t}`, detail: "the body is not valid JSON: unexpected 't' at byte 5"},
+	} {
+		_, err := engine.DecodeObject([]byte(c.body))
+		if err == nil || err.Error() != c.detail {
+			t.Errorf("DecodeObject(%q) = %v, want %q", c.body, err, c.detail)
+		}
+	}
+	for body, want := range map[string]string{`{}`: "an object", ` [1]`: "an array", `"x"`: "a string", `-1`: "a number",
+		`false`: "true or false", `null`: "null"} {
+		if kind, err := engine.JSONKind([]byte(body)); kind != want || err != nil {
+			t.Errorf("JSONKind(%q) = %q, %v, want %q", body, kind, err, want)
+		}
+	}
+	if _, err := engine.JSONKind([]byte(`[1,`)); err == nil || err.Error() != "the body is not valid JSON: it ends too early" {
+		t.Errorf("JSONKind of a cut array: %v", err)
+	}
+}
+
 // FuzzCheckJSON: the scanner accepts exactly the JSON that encoding/json accepts, except for
 // what DecodeObject documents it refuses.
 func FuzzCheckJSON(f *testing.F) {

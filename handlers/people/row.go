@@ -91,14 +91,19 @@ func (p *problems) err() error {
 func decodeRows(body []byte) ([]Row, problems, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil || raws == nil {
-		return nil, problems{}, engine.Invalid("the body must be a JSON array of PersonImportRow objects: %s", jsonProblem(err))
+		return nil, problems{}, notRows(body)
 	}
 	rows := make([]Row, len(raws))
 	var ps problems
 	for i, raw := range raws {
 		members, textProblems, err := engine.DecodeObjectApart(raw)
 		if err != nil {
-			ps.add(rowMember, i, "the row must be a PersonImportRow object")
+			if raw[0] == '{' {
+				// An object encoding/json read: the one rule it breaks is the depth.
+				ps.add(rowMember, i, "the row nests objects and arrays more than %d deep", engine.MaxJSONDepth)
+			} else {
+				ps.add(rowMember, i, "the row must be a PersonImportRow object")
+			}
 			rows[i].fail(rowMember)
 			continue
 		}
@@ -138,9 +143,14 @@ func decodeRows(body []byte) ([]Row, problems, error) {
 	return rows, ps, nil
 }
 
-func jsonProblem(err error) string {
-	if err == nil {
-		return "null is not an array"
+// notRows is the problem of a body that is not a JSON array: its syntax problem in the words
+// a create's body gets (engine.JSONKind), or the kind of value it is instead. encoding/json's
+// own messages name Go types ("cannot unmarshal object into Go value of type
+// []json.RawMessage").
+func notRows(body []byte) error {
+	kind, err := engine.JSONKind(body)
+	if err != nil {
+		return err
 	}
-	return err.Error()
+	return engine.Invalid("the body must be a JSON array of PersonImportRow objects, not %s", kind)
 }
