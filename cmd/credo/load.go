@@ -87,12 +87,19 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 		return fmt.Errorf("%s holds credentials: credo writes it itself and does not load it (use credo secret)", r.Name)
 	}
 	file := fs.Arg(0)
-	f, err := os.Open(file)
+	f, stop, err := openInput(ctx, file)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: stopped (%w) before the file opened; nothing was written", file, err)
+		}
 		return err
 	}
 	defer f.Close()
+	defer stop()
 	rows, err := newRowReader(r, file, f)
+	if ctx.Err() != nil {
+		return stoppedLoad(ctx, file, 0)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was written", file, err)
 	}
@@ -106,6 +113,10 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	progress.show(0)
 	n, err := store.InsertFrom(ctx, r, rows.next, engine.AllOrganizations(), engine.BulkOptions{DryRun: *dryRun, Progress: progress.show})
 	progress.done()
+	if ctx.Err() != nil {
+		// What the signal cut short (a read, a statement) is not what went wrong.
+		return stoppedLoad(ctx, file, n)
+	}
 	if rows.err != nil {
 		return fmt.Errorf("%s: %w; nothing was written", file, rows.err)
 	}
@@ -123,6 +134,13 @@ func load(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(stdout, "loaded %d %s record(s) into %s\n", n, r.Name, p)
 	return nil
+}
+
+// stoppedLoad is the error of a load that a signal stopped after n rows were read: the same
+// words on both stores, whichever read or statement the signal ended (SQLite's statements
+// fail with "context canceled", PostgreSQL's run on).
+func stoppedLoad(ctx context.Context, file string, n int) error {
+	return fmt.Errorf("%s: stopped (%w) after %d row(s) read; nothing was written", file, context.Cause(ctx), n)
 }
 
 // report prints the problems on stderr, one per line in row order (a line break that a value
