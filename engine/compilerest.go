@@ -339,9 +339,11 @@ func fieldLists(p *parsed, r *Resource, lists [][]string, what string) ([][]*Fie
 	return out, nil
 }
 
-// parseSortTerms reads `Field`, `Field asc` or `Field desc` terms (case-insensitive direction).
+// parseSortTerms reads `Field`, `Field asc` or `Field desc` terms (case-insensitive direction),
+// each field once: a field's second term could never order anything.
 func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 	var out []SortTerm
+	seen := map[*Field]bool{}
 	for _, t := range terms {
 		parts := strings.Fields(t)
 		if len(parts) == 0 || len(parts) > 2 {
@@ -354,6 +356,10 @@ func parseSortTerms(r *Resource, terms []string) ([]SortTerm, error) {
 		if !ok || !f.Stored() {
 			return nil, fmt.Errorf("unknown sort field %s", Quoted(parts[0]))
 		}
+		if seen[f] {
+			return nil, fmt.Errorf("%s is sorted on twice; name each field once", f.Name)
+		}
+		seen[f] = true
 		term := SortTerm{Field: f}
 		if len(parts) == 2 {
 			switch strings.ToLower(parts[1]) {

@@ -447,6 +447,10 @@ func TestParseQueryRejects(t *testing.T) {
 		{params: "Origin.Nope=1", member: "Origin.Nope"},
 		{params: "Sort=Nope", member: "Sort"},
 		{params: "Sort=WidgetCode sideways", member: "Sort"},
+		// A field sorted on twice: its second term could never order anything, and two
+		// directions for one field are a client's mistake (it was accepted).
+		{params: "Sort=WidgetCode,WidgetCode desc", member: "Sort"},
+		{params: "Sort=WidgetCode desc,WidgetSize,WidgetCode desc", member: "Sort"},
 		{params: "Includes=Nope", member: "Includes"},
 		{params: "Excludes=PartCount", member: "Excludes"},
 		{params: "Format=xml", member: "Format"},
