@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
+	"unicode/utf8"
 
 	"credo/engine"
 	"credo/internal/testenv"
@@ -19,13 +22,11 @@ import (
 // and its only error is a *engine.ValidationError; a create or patch is accepted or refused
 // as ErrInvalid or ErrConflict, never another error (a 500); a refused patch changes nothing;
 // an accepted one reads back every member given exactly as sent (decisions §4: what credo
-// cannot keep exactly it refuses). SQLite in a temporary folder; the crashers it finds are
-// table tests on both stores (TestDraftRoundTripCases).
+// cannot keep exactly it refuses), and every member it stores, whoever set it (a beforeWrite
+// hook derives a group's slug), obeys the member rules (obeysRules). SQLite in a temporary
+// folder; the crashers it finds are table tests on both stores (TestDraftRoundTripCases).
 func FuzzDraftRoundTrip(f *testing.F) {
-	reg, err := engine.Load(resources.FS)
-	if err != nil {
-		f.Fatal(err)
-	}
+	reg := fuzzRegistry(f)
 	rs := writable(reg)
 	for i, r := range rs {
 		f.Add(uint8(i), []byte(withMember(r, 0, "", "")), []byte(withMember(r, 1, "", "")))
@@ -50,10 +51,7 @@ func FuzzDraftRoundTrip(f *testing.F) {
 // string (quoted) or as it is (raw), on create or in a patch. Random bytes rarely make a JSON
 // object; this reaches the members' decoders and the stores with every value.
 func FuzzDraftMember(f *testing.F) {
-	reg, err := engine.Load(resources.FS)
-	if err != nil {
-		f.Fatal(err)
-	}
+	reg := fuzzRegistry(f)
 	rs := writable(reg)
 	for _, v := range []struct {
 		v      string
@@ -66,6 +64,16 @@ func FuzzDraftMember(f *testing.F) {
 	} {
 		for i := range rs {
 			f.Add(uint8(i), uint8(i), v.v, v.quoted, i%2 == 0)
+		}
+	}
+	// A hook-derived member past its rules: a 26-letter name makes a slug past SlugProbe's
+	// 20, once stored as it was (the hook's value was not checked).
+	for i, r := range rs {
+		for m, fl := range r.Fields {
+			if r.Name == "SlugProbe" && fl.Name == "GroupName" {
+				f.Add(uint8(i), uint8(m), "Abcdefghijklmnopqrstuvwxyz", true, false)
+				f.Add(uint8(i), uint8(m), "Abcdefghijklmnopqrstuvwxyz", true, true)
+			}
 		}
 	}
 	stores := fuzzStores(f, reg)
@@ -109,6 +117,39 @@ func withMember(r *engine.Resource, n int, member, v string) string {
 	return b.String()
 }
 
+// slugProbeYAML is a descriptor of the fuzz targets' only: a group-like record whose slug,
+// which the directory's group-slug hook derives from its name, may be longer than its
+// maxLength (20, which the seeds' own strings fit; the name's is 40), so that a beforeWrite
+// hook's value can break its member's rules, as no shipped descriptor's can today (a group's
+// slug is never longer than its name).
+const slugProbeYAML = `name: SlugProbe
+path: security/slug-probes
+table: slug_probes
+summary: A name and the slug a hook derives from it (fuzz targets only).
+operations: [get, exists, create, update, delete, count, list, search]
+key: [ProbeIdentifier]
+fields:
+  - {name: ProbeIdentifier, type: uuid}
+  - {name: GroupName, type: string, required: true, maxLength: 40}
+  - {name: GroupSlug, type: string, nullable: true, readOnly: true, maxLength: 20}
+  - {name: ProbeCount, type: int, nullable: true}
+unique:
+  - [GroupSlug]
+hooks:
+  beforeWrite: [group-slug]
+`
+
+// fuzzRegistry loads the descriptors the store-backed fuzz targets write: the shipped ones
+// and SlugProbe.
+func fuzzRegistry(t testing.TB) *engine.Registry {
+	t.Helper()
+	reg, err := engine.Load(resources.FS, fstest.MapFS{"slug-probes.yaml": {Data: []byte(slugProbeYAML)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 // fuzzStores opens the stores a fuzz target writes to (testenv.FuzzBackends): both when its
 // seeds run as a test, one while fuzzing.
 func fuzzStores(f *testing.F, reg *engine.Registry) []*engine.Store {
@@ -141,11 +182,16 @@ var draftCases = []draftCase{
 	{name: "doubled offset sign in a patch", resource: "UserComment",
 		body:  `{"CommentCreatedBy":"0190a6f0-0000-7000-8000-00000000000a","OrganizationIdentifier":"0190a6f0-0000-7000-8000-00000000000a","UserIdentifier":"0190a6f0-0000-7000-8000-00000000000a"}`,
 		patch: `{"CommentCreated":"2024-03-10T14:30:00++1:00"}`},
+	// A beforeWrite hook's value was stored past its member's rules (the slug of a long name).
+	{name: "derived slug past its maxLength", resource: "SlugProbe",
+		body: `{"GroupName":"Abcdefghijklmnopqrstuvwxyz"}`, patch: `{}`},
+	{name: "derived slug past its maxLength in a patch", resource: "SlugProbe",
+		body: `{"GroupName":"Abc"}`, patch: `{"GroupName":"Zyxwvutsrqponmlkjihgfedcba"}`},
 }
 
 // TestDraftRoundTripCases runs FuzzDraftRoundTrip's findings on every store.
 func TestDraftRoundTripCases(t *testing.T) {
-	reg := loadGroups(t)
+	reg := fuzzRegistry(t)
 	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
 		for _, c := range draftCases {
 			t.Run(c.name, func(t *testing.T) {
@@ -212,6 +258,7 @@ func roundTrip(t *testing.T, s *engine.Store, r *engine.Resource, body, patch []
 		t.Fatalf("get %s %v after its create of %q: %v", r.Name, key, body, err)
 	}
 	readsBack(t, r, body, got, nil)
+	obeysRules(t, r, "create", body, got)
 
 	if !r.Offers(engine.OpPatch) {
 		return // only `credo load` writes the others, and only creates
@@ -233,6 +280,31 @@ func roundTrip(t *testing.T, s *engine.Store, r *engine.Resource, body, patch []
 		return
 	}
 	readsBack(t, r, patch, after, got)
+	obeysRules(t, r, "patch", patch, after)
+}
+
+// obeysRules checks that every stored member of rec, a record read back after a write, obeys
+// the rules a client's value is held to (decisions §4), whoever set it: the client, a default
+// or a beforeWrite hook (a group's slug, a permission's mask). A string is valid UTF-8 without
+// U+0000 and, for a string member, at most its maxLength characters; an int fits in 32 bits.
+// Written with the standard library rather than the engine's checks.
+func obeysRules(t *testing.T, r *engine.Resource, op string, body []byte, rec engine.Record) {
+	t.Helper()
+	for _, f := range r.Fields {
+		if !f.Stored() || f.WriteOnly {
+			continue
+		}
+		switch v := rec[f.Index].(type) {
+		case string:
+			if n := utf8.RuneCountInString(v); !utf8.ValidString(v) || strings.ContainsRune(v, 0) || f.Type == engine.TypeString && n > f.MaxLen {
+				t.Errorf("%s of %s %.200q stored %s = %.80q (%d characters; maxLength %d), which breaks the member rules", op, r.Name, body, f.Name, v, n, f.MaxLen)
+			}
+		case int64:
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				t.Errorf("%s of %s %.200q stored %s = %d, past the 32-bit integers", op, r.Name, body, f.Name, v)
+			}
+		}
+	}
 }
 
 // refused checks that a refused write is a client's problem (a 4xx), never a server error.

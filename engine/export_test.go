@@ -18,6 +18,13 @@ func (d Draft) Given(member string) bool {
 	return ok && d.given[f.Index]
 }
 
+// Derived reports whether a beforeWrite hook sets f from other members (Hook.Derives: a
+// permission's mask, a group's slug), so that a value a file gives it is not what is stored.
+func (r *Resource) Derived(f *Field) bool {
+	_, ok := r.derivedFrom[f]
+	return ok
+}
+
 // KeyNames returns the key member names.
 func (r *Resource) KeyNames() []string {
 	out := make([]string, len(r.Key))
