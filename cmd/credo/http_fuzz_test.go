@@ -21,9 +21,12 @@ import (
 )
 
 // FuzzHTTP sends random requests — method, target (path and query), body, with or without an
-// operator's bearer token — to the server as credo serve wires it (v2, its modules and version
-// 1). A request that net/http itself reads is answered below 500, and every 4xx
-// answer is a problem document (decisions §3) whose Status is the response's.
+// operator's bearer token, with or without an Idempotency-Key — to the server as credo serve
+// wires it (v2, its modules and version 1). A request that net/http itself reads is answered
+// below 500, and every 4xx answer is a problem document (decisions §3) whose Status is the
+// response's. A request with a key is sent twice, as a client's retry: the retry is answered
+// so too, and when it is a replay (Idempotent-Replayed), it is the first answer, a success,
+// again (docs/design.md, Retries).
 func FuzzHTTP(f *testing.F) {
 	var servers []fuzzServer
 	for _, b := range testenv.FuzzBackends(f) {
@@ -57,36 +60,66 @@ func FuzzHTTP(f *testing.F) {
 		{"GET", "/api/events/scrap-paper?id=x", ""},
 	}
 	for _, s := range seeds {
-		f.Add(s.method, s.target, []byte(s.body), true)
-		f.Add(s.method, s.target, []byte(s.body), false)
+		f.Add(s.method, s.target, []byte(s.body), true, "")
+		f.Add(s.method, s.target, []byte(s.body), false, "")
+		if s.method == "POST" {
+			f.Add(s.method, s.target, []byte(s.body), true, "k-"+s.target)
+		}
 	}
-	f.Fuzz(func(t *testing.T, method, target string, body []byte, authed bool) {
+	// Idempotency-Key values on a v2 create and a version-1 command: net/http trims a value's
+	// ends (" " is sent empty), 255 and 256 characters, a control character, text that is not
+	// ASCII, the draft's structured form.
+	for _, key := range []string{" ", "a", strings.Repeat("k", 255), strings.Repeat("k", 256), "a\tb", "a\x7fb", "é",
+		"\xff", `"0190a6f0"`, "a, b", "a\x00b"} {
+		for _, s := range seeds {
+			if s.method == "POST" && (strings.HasSuffix(s.target, "/users-comments") || strings.HasSuffix(s.target, "/register-lax")) {
+				f.Add(s.method, s.target, []byte(s.body), true, key)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, method, target string, body []byte, authed bool, key string) {
 		for _, srv := range servers {
 			bearer := ""
 			if authed {
 				bearer = srv.token
 			}
 			fill := strings.NewReplacer("{p}", srv.partition, "{user}", srv.user, "{org}", srv.org)
-			rec := serveRaw(srv.h, method, fill.Replace(target), fill.Replace(string(body)), bearer)
+			req := rawRequest{method: method, target: fill.Replace(target), body: fill.Replace(string(body)), bearer: bearer, key: key}
+			rec := req.serve(srv.h)
 			if rec == nil {
 				return // net/http refuses the request itself
 			}
-			if rec.Code >= 500 {
-				t.Fatalf("%s: %s %s %q: %d %s", srv.name, method, target, body, rec.Code, rec.Body)
-			}
-			if rec.Code < 400 || method == "HEAD" {
+			answered(t, srv.name, req, rec)
+			if key == "" {
 				continue
 			}
-			ct, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
-			var doc struct {
-				Status int
-				Title  string
-			}
-			if ct != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil || doc.Status != rec.Code || doc.Title == "" {
-				t.Fatalf("%s: %s %s %q: %d %s %s, not a problem document", srv.name, method, target, body, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			retry := req.serve(srv.h)
+			answered(t, srv.name, req, retry)
+			if retry.Header().Get("Idempotent-Replayed") == "true" && (rec.Code >= 300 || retry.Code != rec.Code || retry.Body.String() != rec.Body.String()) {
+				t.Fatalf("%s: %s %s %q key %q: the retry replays %d %s, the first answer was %d %s", srv.name, method, target, body, key, retry.Code, retry.Body, rec.Code, rec.Body)
 			}
 		}
 	})
+}
+
+// answered checks an answer to req: below 500, and a problem document whose Status is the
+// response's when it is a 4xx (a HEAD's has no body).
+func answered(t *testing.T, store string, req rawRequest, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code >= 500 {
+		t.Fatalf("%s: %s %s %q key %q: %d %s", store, req.method, req.target, req.body, req.key, rec.Code, rec.Body)
+	}
+	if rec.Code < 400 || req.method == "HEAD" {
+		return
+	}
+	ct, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+	var doc struct {
+		Status int
+		Title  string
+	}
+	if ct != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil || doc.Status != rec.Code || doc.Title == "" {
+		t.Fatalf("%s: %s %s %q key %q: %d %s %s, not a problem document", store, req.method, req.target, req.body, req.key, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
 }
 
 // fuzzServer is FuzzHTTP's server on one store, with an operator's token and who it is.
@@ -137,7 +170,7 @@ func newFuzzServer(f testing.TB, b testenv.Backend, log io.Writer) fuzzServer {
 	if err != nil {
 		f.Fatal(err)
 	}
-	rec := serveRaw(h, "POST", "/v2/"+p+"/security/tokens/generate", fmt.Sprintf(`{"Secret":%q,"Lifetime":31536000}`, secret.Secret), "")
+	rec := rawRequest{method: "POST", target: "/v2/" + p + "/security/tokens/generate", body: fmt.Sprintf(`{"Secret":%q,"Lifetime":31536000}`, secret.Secret)}.serve(h)
 	var tok struct{ AccessToken string }
 	if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil || tok.AccessToken == "" {
 		f.Fatalf("generate a token: %d %s", rec.Code, rec.Body)
@@ -146,13 +179,21 @@ func newFuzzServer(f testing.TB, b testenv.Backend, log io.Writer) fuzzServer {
 	return fuzzServer{name: b.Name, partition: p, token: tok.AccessToken, org: secret.OrganizationIdentifier, user: secret.UserIdentifier, h: h}
 }
 
-// serveRaw writes a request as a client would send it, reads it back as net/http's server does
+// rawRequest is a request as FuzzHTTP sends it: an operator's bearer token and an
+// Idempotency-Key when not "".
+type rawRequest struct{ method, target, body, bearer, key string }
+
+// serve writes the request as a client would send it, reads it back as net/http's server does
 // (nil when that refuses it) and serves it with h.
-func serveRaw(h http.Handler, method, target, body, bearer string) *httptest.ResponseRecorder {
+func (q rawRequest) serve(h http.Handler) *httptest.ResponseRecorder {
+	method, target, body := q.method, q.target, q.body
 	var raw strings.Builder
 	fmt.Fprintf(&raw, "%s %s HTTP/1.1\r\nHost: credo.test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, target, len(body))
-	if bearer != "" {
-		fmt.Fprintf(&raw, "Authorization: Bearer %s\r\n", bearer)
+	if q.bearer != "" {
+		fmt.Fprintf(&raw, "Authorization: Bearer %s\r\n", q.bearer)
+	}
+	if q.key != "" {
+		fmt.Fprintf(&raw, "Idempotency-Key: %s\r\n", q.key)
 	}
 	raw.WriteString("\r\n" + body)
 	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw.String())))
