@@ -35,7 +35,7 @@ FUZZTIME ?= 1m
 FUZZ_TARGETS := engine:FuzzParseDateTime engine:FuzzParseStorage engine:FuzzCheckJSON \
 	engine:FuzzDraftRoundTrip engine:FuzzDraftMember engine:FuzzLoadCSV engine:FuzzCSVRoundTrip \
 	engine:FuzzCSVReader handlers/request:FuzzListQuery handlers/request:FuzzAppendToken \
-	handlers/observe:FuzzAccessLine cmd/credo:FuzzHTTP
+	handlers/observe:FuzzAccessLine cmd/credo:FuzzHTTP cmd/credo:FuzzSkipValue
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "$${t##*:} (./$${t%%:*})"; \
