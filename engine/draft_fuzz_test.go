@@ -61,6 +61,8 @@ func FuzzDraftMember(f *testing.F) {
 		{"2024-03-10T14:30:00.1234567-06:00", true}, {"0190A6F0-0000-7000-8000-00000000000A", true}, {"-0", false},
 		{"2147483648", false}, {"1e2", false}, {"true", false}, {"null", false}, {"[]", false}, {"{}", false},
 		{"9999-12-31T23:59:59.9999999Z", true}, {"0001-01-01T00:00:00+00:01", true}, {" 7 ", false},
+		// An int as JSON writes one only (engine.ParseInteger): no fraction, exponent or string.
+		{"1.0", false}, {"-1E0", false}, {"5", true}, {"-2147483649", false},
 	} {
 		for i := range rs {
 			f.Add(uint8(i), uint8(i), v.v, v.quoted, i%2 == 0)
