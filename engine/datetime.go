@@ -175,11 +175,14 @@ func appendCivil(b []byte, t time.Time) []byte {
 // appendOffset appends t's UTC offset as ±HH:mm.
 func appendOffset(b []byte, t time.Time) []byte {
 	_, off := t.Zone()
+	// Whole minutes, as the "-07:00" layout writes, signed after the cut: an offset of under a
+	// minute west is +00:00, the one spelling of a zero offset, never -00:00 (which RFC 3339
+	// reserves for an unknown offset, and ParseStorage reads as +00:00).
+	off /= 60
 	sign := byte('+')
 	if off < 0 {
 		sign, off = '-', -off
 	}
-	off /= 60 // whole minutes, as the "-07:00" layout writes
 	b = append(b, sign)
 	b = appendDigits(b, off/60, 2)
 	b = append(b, ':')
@@ -221,6 +224,8 @@ func (d DateTime) InstantKey() string { return d.Storage()[:28] }
 // with the UTC year 10000 (35 characters) and 0001-01-01T00:30:00+01:00 with the year 0. Both are
 // read back as written, so that such a row never makes a read fail; their text sorts out of
 // instant order, and a write of the record (PUT, PATCH) is refused until the value is corrected.
+// So is a zero offset written -00:00, as Storage wrote an offset of under a minute west before
+// appendOffset signed the whole minutes: it reads as +00:00, the same instant and offset.
 func ParseStorage(s string) (DateTime, error) {
 	malformed := func() (DateTime, error) {
 		return DateTime{}, fmt.Errorf("engine: stored datetime %q is malformed", s)

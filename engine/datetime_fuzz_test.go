@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,12 +81,14 @@ func FuzzParseDateTime(f *testing.F) {
 }
 
 // FuzzParseStorage: reading a stored column never panics, and what it reads is written back
-// as it was (a column is only ever written by Storage).
+// as it was (a column is only ever written by Storage), but a zero offset written -00:00,
+// which Storage once wrote for an offset of under a minute west and now writes +00:00.
 func FuzzParseStorage(f *testing.F) {
 	for _, s := range []string{
 		"2024-03-10T20:30:00.1234567Z-06:00", "0001-01-01T00:00:00.0000000Z+00:00",
 		"10000-01-01T01:00:00.0000000Z-02:00", "0000-12-31T23:30:00.0000000Z+01:00",
 		"10000-13-01T00:00:00.0000000Z+00:00", "2024-02-30T00:00:00.0000000Z+00:00",
+		"0000-10-01T00:00:00.0000000Z-00:00", "10000-01-01T00:00:00.0000000Z-00:00",
 	} {
 		f.Add(s)
 	}
@@ -94,7 +97,7 @@ func FuzzParseStorage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got := d.Storage(); got != s {
+		if got := d.Storage(); got != s && got != strings.TrimSuffix(s, "-00:00")+"+00:00" {
 			t.Fatalf("ParseStorage(%q) = %s, written back as %q", s, d, got)
 		}
 	})

@@ -128,6 +128,28 @@ func TestDateTimeFormsMatchTimePackage(t *testing.T) {
 	}
 }
 
+// TestOffsetUnderAMinuteWest: an offset is written in whole minutes, signed as the "-07:00"
+// layout signs it, so a zero offset has one spelling, +00:00; Storage and String wrote an
+// offset of under a minute west as -00:00, which ParseStorage reads as +00:00 (FuzzParseStorage
+// found the stored form that does not read back as written).
+func TestOffsetUnderAMinuteWest(t *testing.T) {
+	u := time.Date(2024, 3, 10, 14, 30, 0, 0, time.UTC)
+	for _, off := range []int{-1, -30, -59, -60, -61, -3599, 0, 30, 59, 61} {
+		d := DateTime{Time: u.In(time.FixedZone("", off))}
+		want := d.Time.Format("-07:00")
+		if got := d.Storage(); !strings.HasSuffix(got, want) {
+			t.Errorf("Storage with an offset of %d s: %q, want it to end %s", off, got, want)
+		}
+		if got := d.String(); !strings.HasSuffix(got, want) {
+			t.Errorf("String with an offset of %d s: %q, want it to end %s", off, got, want)
+		}
+	}
+	back, err := ParseStorage("2024-03-10T14:30:00.0000000Z-00:00")
+	if err != nil || back.Storage() != "2024-03-10T14:30:00.0000000Z+00:00" {
+		t.Errorf("ParseStorage of a -00:00 row: %v, %v; want it read as +00:00", back, err)
+	}
+}
+
 func TestParseStorageRejects(t *testing.T) {
 	good := "2024-03-10T20:30:00.1234567Z-06:00"
 	if _, err := ParseStorage(good); err != nil {
