@@ -84,6 +84,22 @@ type server struct {
 	stop *atomic.Bool
 }
 
+// serve runs the v2 API of reg on db with keeper k and authorizer authz, behind the OpenAPI
+// validator, and returns it with its metrics.
+func serve(t *testing.T, reg *engine.Registry, db *engine.Database, authz handlers.Authorizer, k *idempotency.Keeper) (*httptest.Server, *prometheus.Registry) {
+	t.Helper()
+	metrics := prometheus.NewRegistry()
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: authz, Idempotency: k,
+		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
+	t.Cleanup(ts.Close)
+	return ts, metrics
+}
+
 func newServer(t *testing.T, b testenv.Backend) *server {
 	t.Helper()
 	reg := loadRegistry(t)
@@ -93,15 +109,7 @@ func newServer(t *testing.T, b testenv.Backend) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := prometheus.NewRegistry()
-	srv := &handlers.Server{Registry: reg, Database: db, Auth: callers{}, Authz: readers{}, Idempotency: k,
-		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
-	t.Cleanup(ts.Close)
+	ts, metrics := serve(t, reg, db, readers{}, k)
 	return &server{Server: ts, partition: st.Partition, store: st, db: db, keeper: k, clock: c, metrics: metrics, stop: stop}
 }
 

@@ -2,19 +2,13 @@ package idempotency_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"credo/handlers"
 	"credo/handlers/idempotency"
-	"credo/handlers/observe"
-	"credo/internal/openapitest"
 	"credo/internal/testauth"
 	"credo/internal/testenv"
 )
@@ -28,15 +22,7 @@ func (s *server) replica(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := prometheus.NewRegistry()
-	srv := &handlers.Server{Registry: reg, Database: s.db, Auth: callers{}, Authz: testauth.AllowAll{}, Idempotency: k,
-		Observer: observe.New(observe.Options{Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(openapitest.New(t, srv.OpenAPI()).Handler(h))
-	t.Cleanup(ts.Close)
+	ts, metrics := serve(t, reg, s.db, testauth.AllowAll{}, k)
 	return &server{Server: ts, partition: s.partition, store: s.store, db: s.db, keeper: k, clock: s.clock, metrics: metrics}
 }
 
