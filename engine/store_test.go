@@ -473,6 +473,10 @@ func TestParseQueryRejects(t *testing.T) {
 		// Projections that leave nothing to return.
 		{params: "Includes=,", member: "Includes"},
 		{params: "Includes=", member: "Includes"},
+		{params: "Excludes=", member: "Excludes"},
+		{params: "Excludes=,", member: "Excludes"},
+		{params: "Filter.Excludes=", member: "Filter.Excludes"},
+		{params: "Excludes=", member: "Excludes", kind: request.KindSearch},
 		{params: "Includes=WidgetCode&Excludes=WidgetCode", member: "Excludes"},
 		{params: "Excludes=WidgetIdentifier,WidgetCode,PartCount", member: "Excludes", kind: request.KindSearch},
 	}
@@ -488,7 +492,7 @@ func TestParseQueryRejects(t *testing.T) {
 			t.Errorf("ParseQuery(%q) = %v, want a problem naming %s", tt.params, err, tt.member)
 		}
 	}
-	for _, params := range []string{"Includes=,", "Excludes=" + strings.Join(engine.Names(w.Output), ","), "Includes=WidgetCode&Excludes=WidgetCode"} {
+	for _, params := range []string{"Includes=,", "Excludes=", "Excludes=,", "Excludes=" + strings.Join(engine.Names(w.Output), ","), "Includes=WidgetCode&Excludes=WidgetCode"} {
 		v, _ := url.ParseQuery(params)
 		if _, err := request.Fields(w, v); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("ParseFields(%q) = %v, want ErrInvalid", params, err)

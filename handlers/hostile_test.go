@@ -112,6 +112,14 @@ func TestHostileInput(t *testing.T) {
 				{name: "include and exclude the same", method: "GET", path: "security/users-comments?Includes=CommentText&Excludes=CommentText", member: "Excludes"},
 				{name: "includes naming nothing", method: "GET", path: "security/users-comments?Includes=,", member: "Includes"},
 				{name: "includes naming nothing on a get", method: "GET", path: item + "?Includes=,", member: "Includes"},
+				// Excludes naming no member is refused as Includes naming none is: both are comma
+				// lists of member names (decisions §5), and an empty one is a client's mistake
+				// (a template's empty variable), never "exclude nothing".
+				{name: "excludes naming nothing", method: "GET", path: "security/users-comments?Excludes=", member: "Excludes"},
+				{name: "excludes of commas only", method: "GET", path: "security/users-comments/search?Excludes=,%20,", member: "Excludes"},
+				{name: "excludes naming nothing on a get", method: "GET", path: item + "?Excludes=", member: "Excludes"},
+				{name: "Filter.Excludes naming nothing", method: "GET", path: "security/users-comments?Filter.Excludes=", member: "Filter.Excludes"},
+				{name: "count with Filter.Excludes naming nothing", method: "GET", path: "security/users-comments/count?Filter.Excludes=", member: "Filter.Excludes"},
 				{name: "excluding every member on a get", method: "GET", path: item + "?Excludes=CommentIdentifier,CommentCreatedBy,OrganizationIdentifier,UserIdentifier,CommentText,CommentCreated", member: "Excludes"},
 			}
 			for _, tt := range tests {

@@ -227,9 +227,9 @@ func pagingParam(name string) obj {
 	case "Sort":
 		s, desc = obj{"type": "string"}, "Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker."
 	case "Includes":
-		s, desc = obj{"type": "string"}, "Comma list of the members to return, in this order (also the CSV columns); others are left out."
+		s, desc = obj{"type": "string"}, "Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400."
 	case "Excludes":
-		s, desc = obj{"type": "string"}, "Comma list of members to leave out."
+		s, desc = obj{"type": "string"}, "Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400."
 	case "Format":
 		s, desc = obj{"type": "string", "enum": []string{"json", "csv"}, "default": "json"}, "The result format; overrides `Accept`."
 	}

@@ -205,7 +205,8 @@ func applyPaging(r *engine.Resource, q *engine.Query, paging map[string]string, 
 		base = r.SearchFields
 	}
 	inc, incGiven := paging["Includes"]
-	fields, err := project(base, incGiven, splitList(inc), splitList(paging["Excludes"]))
+	exc, excGiven := paging["Excludes"]
+	fields, err := project(base, incGiven, excGiven, splitList(inc), splitList(exc))
 	if err != nil {
 		verr.Add(err.member, err.msg)
 	}
@@ -234,10 +235,13 @@ func splitList(v string) []string {
 
 type memberErr struct{ member, msg string }
 
-// project applies Includes (which also orders) and Excludes to a base projection. Includes
-// given without a name, or the two together leaving no member, are errors: a record without
-// members is no answer a client could have meant.
-func project(base []*engine.Field, incGiven bool, includes, excludes []string) ([]*engine.Field, *memberErr) {
+// project applies Includes (which also orders) and Excludes to a base projection. Either
+// given without a name (empty, or commas and spaces only), or the two together leaving no
+// member, are errors naming the parameter: both are comma lists of member names (decisions
+// §5), so an empty one is a client's mistake (a template's empty variable) as an empty Sort or
+// Format is, never "every member" or "exclude nothing"; and a record without members is no
+// answer a client could have meant.
+func project(base []*engine.Field, incGiven, excGiven bool, includes, excludes []string) ([]*engine.Field, *memberErr) {
 	all := func() string {
 		names := make([]string, len(base))
 		for i, f := range base {
@@ -253,8 +257,14 @@ func project(base []*engine.Field, incGiven bool, includes, excludes []string) (
 		}
 		return nil, &memberErr{param, fmt.Sprintf("%s: %s is not a member of the result (%s)", param, engine.Quoted(name), all())}
 	}
-	if incGiven && len(includes) == 0 {
-		return nil, &memberErr{"Includes", fmt.Sprintf("Includes names no member; name one or more of %s", all())}
+	for _, p := range []struct {
+		name  string
+		given bool
+		names []string
+	}{{"Includes", incGiven, includes}, {"Excludes", excGiven, excludes}} {
+		if p.given && len(p.names) == 0 {
+			return nil, &memberErr{p.name, fmt.Sprintf("%s names no member; name one or more of %s, or leave %s out", p.name, all(), p.name)}
+		}
 	}
 	out := base
 	if len(includes) > 0 {
@@ -303,7 +313,7 @@ func Fields(r *engine.Resource, values url.Values) ([]*engine.Field, error) {
 			return nil, engine.InvalidMember(name, "%s is given %d times; give it once", name, len(vals))
 		}
 	}
-	fields, err := project(r.Output, values.Has("Includes"), splitList(values.Get("Includes")), splitList(values.Get("Excludes")))
+	fields, err := project(r.Output, values.Has("Includes"), values.Has("Excludes"), splitList(values.Get("Includes")), splitList(values.Get("Excludes")))
 	if err != nil {
 		return nil, engine.InvalidMember(err.member, "%s", err.msg)
 	}

@@ -1922,10 +1922,10 @@ type ListMembershipParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -1988,10 +1988,10 @@ type ListMembershipDeletionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2096,10 +2096,10 @@ type SearchMembershipDeletionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2114,10 +2114,10 @@ type SearchMembershipDeletionParamsFormat string
 
 // GetMembershipDeletionParams defines parameters for GetMembershipDeletion.
 type GetMembershipDeletionParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -2198,10 +2198,10 @@ type ListMembershipReasonParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2342,10 +2342,10 @@ type SearchMembershipReasonParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2360,10 +2360,10 @@ type SearchMembershipReasonParamsFormat string
 
 // GetMembershipReasonParams defines parameters for GetMembershipReason.
 type GetMembershipReasonParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -2474,10 +2474,10 @@ type SearchMembershipParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2492,10 +2492,10 @@ type SearchMembershipParamsFormat string
 
 // GetMembershipParams defines parameters for GetMembership.
 type GetMembershipParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -2780,10 +2780,10 @@ type ListPersonParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2852,10 +2852,10 @@ type ListPersonAddressParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2972,10 +2972,10 @@ type SearchPersonAddressParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -2990,10 +2990,10 @@ type SearchPersonAddressParamsFormat string
 
 // GetPersonAddressParams defines parameters for GetPersonAddress.
 type GetPersonAddressParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -3017,10 +3017,10 @@ type DeletePersonFieldParams struct {
 
 // GetPersonFieldParams defines parameters for GetPersonField.
 type GetPersonFieldParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -3587,10 +3587,10 @@ type SearchPersonParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -3605,10 +3605,10 @@ type SearchPersonParamsFormat string
 
 // GetPersonParams defines parameters for GetPerson.
 type GetPersonParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -3692,10 +3692,10 @@ type ListPlatformActionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -3848,10 +3848,10 @@ type SearchPlatformActionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -3875,10 +3875,10 @@ type DeletePlatformActionParams struct {
 
 // GetPlatformActionParams defines parameters for GetPlatformAction.
 type GetPlatformActionParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -3968,10 +3968,10 @@ type ListPartitionFieldParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4064,10 +4064,10 @@ type SearchPartitionFieldParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4091,10 +4091,10 @@ type DeletePartitionFieldParams struct {
 
 // GetPartitionFieldParams defines parameters for GetPartitionField.
 type GetPartitionFieldParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -4208,10 +4208,10 @@ type ListAchievementParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4370,10 +4370,10 @@ type SearchAchievementParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4388,10 +4388,10 @@ type SearchAchievementParamsFormat string
 
 // GetAchievementParams defines parameters for GetAchievement.
 type GetAchievementParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -4496,10 +4496,10 @@ type ListGradebookParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4688,10 +4688,10 @@ type ExportGradebooksParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4799,10 +4799,10 @@ type SearchGradebookParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -4817,10 +4817,10 @@ type SearchGradebookParamsFormat string
 
 // GetGradebookParams defines parameters for GetGradebook.
 type GetGradebookParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -4963,10 +4963,10 @@ type ListPermissionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5137,10 +5137,10 @@ type SearchPermissionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5164,10 +5164,10 @@ type DeletePermissionParams struct {
 
 // GetPermissionParams defines parameters for GetPermission.
 type GetPermissionParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -5356,10 +5356,10 @@ type ListUserParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5422,10 +5422,10 @@ type ListUserCommentParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5536,10 +5536,10 @@ type SearchUserCommentParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5563,10 +5563,10 @@ type DeleteUserCommentParams struct {
 
 // GetUserCommentParams defines parameters for GetUserComment.
 type GetUserCommentParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -5644,10 +5644,10 @@ type ListUserConnectionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5746,10 +5746,10 @@ type SearchUserConnectionParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5764,10 +5764,10 @@ type SearchUserConnectionParamsFormat string
 
 // GetUserConnectionParams defines parameters for GetUserConnection.
 type GetUserConnectionParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -5830,10 +5830,10 @@ type ListUserFieldParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5944,10 +5944,10 @@ type SearchUserFieldParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -5971,10 +5971,10 @@ type DeleteUserFieldParams struct {
 
 // GetUserFieldParams defines parameters for GetUserField.
 type GetUserFieldParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
@@ -6235,10 +6235,10 @@ type SearchUserParams struct {
 	// Sort Comma list of `Member` or `Member asc|desc`; the key is appended as a tie-breaker. `Filter.Sort` is an alias; giving both with different values is a 400.
 	Sort *Sort `form:"Sort,omitempty" json:"Sort,omitempty"`
 
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// Format The result format; overrides `Accept`. `Filter.Format` is an alias; giving both with different values is a 400.
@@ -6253,10 +6253,10 @@ type SearchUserParamsFormat string
 
 // GetUserParams defines parameters for GetUser.
 type GetUserParams struct {
-	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. `Filter.Includes` is an alias; giving both with different values is a 400.
+	// Includes Comma list of the members to return, in this order (also the CSV columns); others are left out. Naming no member (empty) is a 400. `Filter.Includes` is an alias; giving both with different values is a 400.
 	Includes *Includes `form:"Includes,omitempty" json:"Includes,omitempty"`
 
-	// Excludes Comma list of members to leave out. `Filter.Excludes` is an alias; giving both with different values is a 400.
+	// Excludes Comma list of members to leave out. Naming no member (empty), or leaving none, is a 400. `Filter.Excludes` is an alias; giving both with different values is a 400.
 	Excludes *Excludes `form:"Excludes,omitempty" json:"Excludes,omitempty"`
 
 	// IfNoneMatch On get and HEAD, answers 304 with no body when the record's ETag is one of these entity tags (weak comparison: `W/` is ignored) or, with `*`, when the record exists; on PUT, PATCH and DELETE, refuses the write with a 412 then, and leaves the record as it is. A missing record is a 404. A value that is not `*` or a comma list of quoted entity tags is a 400.
