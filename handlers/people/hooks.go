@@ -20,14 +20,18 @@ func init() {
 // deletionCopies are the members a MembershipDeletion copies from the deleted membership.
 var deletionCopies = []string{"GroupIdentifier", "MembershipIdentifier", "OrganizationIdentifier", "UserIdentifier"}
 
-// groupSlug sets GroupSlug from GroupName: lower-case words joined by hyphens.
+// groupSlug sets GroupSlug from GroupName: lower-case words joined by hyphens, or null when
+// the name has no letter or digit to make one of (empty, or only punctuation, symbols or
+// spaces). Never "": an empty slug is no role (auth compares roles as slugs), no RoleSlug and
+// no URL part, and as a unique value it would be every such group's. The name itself is a
+// good name, so it is kept (a 400 would refuse groups migrated with such names).
 func groupSlug(r *engine.Resource, rec engine.Record) error {
 	s, _ := rec.Get(r, "GroupName").(string)
-	if s == "" {
+	if slug := engine.Slugify(s); slug != "" {
+		rec.Set(r, "GroupSlug", slug)
+	} else {
 		rec.Set(r, "GroupSlug", nil)
-		return nil
 	}
-	rec.Set(r, "GroupSlug", engine.Slugify(s))
 	return nil
 }
 
