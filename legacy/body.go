@@ -62,19 +62,27 @@ func parseObject(data []byte, prefix string, allowed []string) (members, error) 
 	return checkMembers(m, prefix, allowed)
 }
 
-// checkMembers refuses members that are not among allowed.
+// checkMembers refuses members that are not among allowed: one 400 whose Detail names each,
+// sorted as v2 names a body's unknown members (its Detail joins their messages in Errors'
+// order), and whose Errors has each with the members the operation takes. Past
+// problem.MaxMembers the Detail names the first ones, and problem.From counts the rest.
 func checkMembers(m map[string]json.RawMessage, prefix string, allowed []string) (members, error) {
-	verr := &engine.ValidationError{Detail: "The body has members that the operation does not take."}
+	var unknown []string
 	for name := range m {
 		if !slices.Contains(allowed, name) {
-			shown := prefix + engine.ShownName(name)
-			verr.Add(shown, fmt.Sprintf("%s is not a member; the members are %s", shown, strings.Join(allowed, ", ")))
+			unknown = append(unknown, prefix+engine.ShownName(name))
 		}
 	}
-	if len(verr.Fields) > 0 {
-		return members{}, verr
+	if len(unknown) == 0 {
+		return members{prefix: prefix, m: m}, nil
 	}
-	return members{prefix: prefix, m: m}, nil
+	slices.Sort(unknown)
+	verr := &engine.ValidationError{}
+	for _, shown := range unknown {
+		verr.Add(shown, fmt.Sprintf("%s is not a member; the members are %s", shown, strings.Join(allowed, ", ")))
+	}
+	verr.Detail = fmt.Sprintf("The body has members that the operation does not take: %s.", strings.Join(unknown[:min(len(unknown), problem.MaxMembers)], ", "))
+	return members{}, verr
 }
 
 // problems gathers a body's problems that need no database, so that one 400 names them all.

@@ -1,10 +1,14 @@
 package legacy
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"credo/handlers/problem"
 )
 
 // TestErrors covers every message of api.md's version-1 Errors table (and decisions §12's
@@ -203,4 +207,63 @@ func (e *env) doAs(method, path, body, as string) *httptest.ResponseRecorder {
 		return e.do(method, path, body)
 	}
 	return e.do(method, path, body, as)
+}
+
+// TestUnknownMembersNamed (both stores): a body with members the operation does not take is a
+// 400 whose Detail names each of them, sorted by name as v2 names a body's unknown members, and
+// whose Errors has each under its own name; nested ones (an Accommodation's) by their path.
+// The Detail named none of them.
+func TestUnknownMembersNamed(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const fresh = "0190a6f0-0000-7000-8000-0000000002a1"
+		for _, c := range []struct {
+			name, path, body, detail string
+			members                  []string
+		}{
+			{name: "two unknown members", path: regPath(fresh, "register-lax"),
+				body:    e.registerBody(venueA, start(30, "09:00:00", "Z"), `"Zone":"B","Bogus":1`),
+				detail:  "The body has members that the operation does not take: Bogus, Zone.",
+				members: []string{"Bogus", "Zone"}},
+			{name: "one on a command", path: regPath(fresh, "cancel"), body: `{"Reason":"ill","reason":"ill"}`,
+				detail: "The body has members that the operation does not take: reason.", members: []string{"reason"}},
+			{name: "in an accommodation", path: regPath(fresh, "register-lax"),
+				body:    e.registerBody(venueA, start(30, "09:00:00", "Z"), `"Accommodations":[{"Type":"Reader","Minutes":5}]`),
+				detail:  "The body has members that the operation does not take: Accommodations[0].Minutes.",
+				members: []string{"Accommodations[0].Minutes"}},
+		} {
+			rec := e.do("POST", c.path, c.body)
+			if rec.Code != http.StatusBadRequest {
+				t.Errorf("%s: %d %s, want 400", c.name, rec.Code, rec.Body)
+				continue
+			}
+			if _, detail := problemOf(t, rec); detail != c.detail {
+				t.Errorf("%s: Detail %q, want %q", c.name, detail, c.detail)
+			}
+			var p struct{ Errors map[string][]string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range c.members {
+				if len(p.Errors[m]) == 0 {
+					t.Errorf("%s: Errors %v do not name %s", c.name, p.Errors, m)
+				}
+			}
+			if len(p.Errors) != len(c.members) {
+				t.Errorf("%s: Errors %v, want only %v", c.name, p.Errors, c.members)
+			}
+		}
+		// Many: the Detail names as many as Errors holds (problem.MaxMembers) and counts the rest.
+		var body, names []string
+		for i := range problem.MaxMembers + 10 {
+			body = append(body, fmt.Sprintf(`"M%03d":1`, i))
+			if i < problem.MaxMembers {
+				names = append(names, fmt.Sprintf("M%03d", i))
+			}
+		}
+		rec := e.do("POST", regPath(fresh, "cancel"), "{"+strings.Join(body, ",")+"}")
+		want := "The body has members that the operation does not take: " + strings.Join(names, ", ") + ".; and problems with 10 more members or parameters, not listed"
+		if _, detail := problemOf(t, rec); detail != want {
+			t.Errorf("%d unknown members: Detail %q, want %q", len(body), detail, want)
+		}
+	})
 }
