@@ -258,8 +258,13 @@ func (d *document) route(m route.Route) {
 	if m.OperationID == "" {
 		op["operationId"] = operationID(m.Method, m.Path)
 	}
-	if m.Description != "" {
-		op["description"] = m.Description
+	desc = m.Description
+	if m.RefusesIdempotencyKey != "" {
+		// Not a parameter of the operation: a client that sends it gets a 400 naming it.
+		desc = strings.TrimSpace(desc + "\n\n`" + idempotency.KeyHeader + "` is refused (a 400 naming it): " + m.RefusesIdempotencyKey)
+	}
+	if desc != "" {
+		op["description"] = desc
 	}
 	if m.Body != nil {
 		rb := obj{"required": m.Body.Required, "content": contentJSON(d.named(m.Body.Content, true), true)}
@@ -305,7 +310,7 @@ func (d *document) route(m route.Route) {
 		errs = append(errs, http.StatusUnauthorized)
 	case route.Protected:
 		errs = append(errs, http.StatusUnauthorized, http.StatusForbidden)
-		op["description"] = strings.TrimSpace(m.Description + "\n\nNeeds the permission " + m.Need + " on `" + m.Object + "`.")
+		op["description"] = strings.TrimSpace(desc + "\n\nNeeds the permission " + m.Need + " on `" + m.Object + "`.")
 	}
 	if v1 && m.Access != route.Public {
 		op["security"] = []obj{{"bearer": []string{}}}

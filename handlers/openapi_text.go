@@ -45,7 +45,8 @@ they exchange against it.
   minutes) is not done again: a create's gets the record it created as it is now (201, marked
   replayed; a 404 once it is deleted) if the caller may read the group, else a 409 without
   ` + "`Retry-After`" + ` whose ` + "`Location`" + ` names the record; a command's a 409 without
-  ` + "`Retry-After`" + ` saying so.
+  ` + "`Retry-After`" + ` saying so. The people import refuses the header (a 400 naming it): it
+  needs none, as its description says.
 - **Conditional requests.** A record's get, exists (` + "`HEAD`" + `), create, ` + "`PUT`" + ` and ` + "`PATCH`" + `
   answer its ` + "`ETag`" + ` (a strong validator of the whole record). ` + "`If-None-Match`" + ` on get and
   exists answers 304 with no body while the record is unchanged; ` + "`If-Match`" + ` on ` + "`PUT`" + `,

@@ -173,7 +173,11 @@ func (s *Server) Handler() (http.Handler, error) {
 			// module's own; a module that needs the protocol must first say its limit.
 			return nil, fmt.Errorf("handlers: %s %s is marked Idempotent, which v2 modules do not support yet", m.Method, m.Path)
 		}
-		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, route.Negotiated(m, m.Handler)))
+		serve := route.Negotiated(m, m.Handler)
+		if m.RefusesIdempotencyKey != "" {
+			serve = idempotency.Refuse(m.RefusesIdempotencyKey, serve)
+		}
+		add(m.Method, m.Path, s.guard(m.Access, m.Object, m.Need, serve))
 		if m.Probe {
 			s.Observer.Route(v2Prefix + m.Path).Probe = true
 		}

@@ -80,8 +80,13 @@ func Routes(r *mux.Router, deps Deps) error {
 		if err := checkAccess(rt); err != nil {
 			panic(err)
 		}
-		if rt.Idempotent {
+		switch {
+		case rt.Idempotent && rt.RefusesIdempotencyKey != "":
+			return fmt.Errorf("legacy: %s %s both takes and refuses Idempotency-Key", rt.Method, rt.Path)
+		case rt.Idempotent:
 			rt.Handler = a.keeper.Wrap(a.storeOf, MaxBodyBytes, rt.Handler)
+		case rt.RefusesIdempotencyKey != "":
+			rt.Handler = idempotency.Refuse(rt.RefusesIdempotencyKey, rt.Handler)
 		}
 		// Accept is checked before the keeper, so that a replay answers it as the first did.
 		rt.Handler = route.Negotiated(rt, rt.Handler)

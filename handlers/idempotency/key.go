@@ -45,6 +45,19 @@ func keyOf(r *http.Request) (string, error) {
 	return k, nil
 }
 
+// Refuse returns next behind the refusal of Idempotency-Key (route.Route's
+// RefusesIdempotencyKey): a request that sends the header, with any value, is a 400 problem
+// naming it, saying that the route does not take it and why; one without it goes to next.
+// Ignoring the header would let a client believe its retry safe.
+func Refuse(why string, next problem.HandlerFunc) problem.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if len(r.Header.Values(KeyHeader)) > 0 {
+			return badKey("Idempotency-Key is not taken by this operation; send the request without it. %s", why)
+		}
+		return next(w, r)
+	}
+}
+
 func badKey(format string, args ...any) error {
 	p := problem.New(http.StatusBadRequest, format, args...)
 	p.Errors = map[string][]string{KeyHeader: {p.Detail}}

@@ -43,6 +43,11 @@ var registry = sync.OnceValues(func() (*engine.Registry, error) { return engine.
 
 // eachStore runs fn on a fresh, seeded partition of every backend.
 func eachStore(t *testing.T, fn func(t *testing.T, st *engine.Store)) {
+	eachDatabase(t, func(t *testing.T, _ *engine.Database, st *engine.Store) { fn(t, st) })
+}
+
+// eachDatabase is eachStore giving the database too, to serve it through the router.
+func eachDatabase(t *testing.T, fn func(t *testing.T, db *engine.Database, st *engine.Store)) {
 	reg, err := registry()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +66,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, st *engine.Store)) {
 			create(t, st, "User", `{"UserIdentifier":"`+adminID+`","Email":"admin@example.com"}`)
 			create(t, st, "Person", `{"UserIdentifier":"`+bossID+`","OrganizationIdentifier":"`+orgA+`","PersonCode":"B"}`)
 			create(t, st, "Person", `{"UserIdentifier":"`+otherID+`","OrganizationIdentifier":"`+orgB+`","PersonCode":"O"}`)
-			fn(t, st)
+			fn(t, db, st)
 		})
 	}
 }

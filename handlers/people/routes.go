@@ -53,10 +53,19 @@ func Routes() []route.Route {
 		Responses: []route.Response{{Status: http.StatusOK, Description: "Imported; no content."}},
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
 			http.StatusServiceUnavailable},
-		Needs:   m.resolve,
-		Handler: m.serve,
+		RefusesIdempotencyKey: keyRefusal,
+		Needs:                 m.resolve,
+		Handler:               m.serve,
 	}}
 }
+
+// keyRefusal is why the import refuses Idempotency-Key rather than ignore it (a client that
+// sends it believes its retry safe): the keeper would hold the body, up to 32 MiB, a second
+// time in memory to fingerprint it, and the import needs no key to be retried, since an
+// import is all or nothing and every row's Identifier must be new (decisions §11).
+const keyRefusal = "An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, " +
+	"so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, " +
+	"and the retry of one that was refused or failed is done afresh."
 
 // serve decodes the rows, imports them in the caller's organization and answers 200 with no
 // content.

@@ -67,6 +67,13 @@ type Route struct {
 	// the 409 and 422 it adds, and Idempotent-Replayed. (The generated creates honour it
 	// without this mark; handlers.Server refuses a v2 module that sets it.)
 	Idempotent bool
+	// RefusesIdempotencyKey, when set, says why the route does not take Idempotency-Key: a
+	// request that sends the header, whatever its value, is a 400 problem naming it and giving
+	// this reason (idempotency.Refuse), after authentication and authorization and before the
+	// handler reads anything. Ignoring the header would let a client believe that its retry is
+	// safe. The document declares no such parameter and says so in the description. A route
+	// is not both Idempotent and this.
+	RefusesIdempotencyKey string
 	// Needs resolves, once when the server starts (handlers.Server.Handler), the descriptors,
 	// members and filters the handler relies on, and keeps them for it: no request looks a
 	// descriptor up by name, and a registry that lacks one fails start-up with its error

@@ -6803,6 +6803,8 @@ type ClientInterface interface {
 	//
 	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
+	// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
+	//
 	// Needs the permission Create on `directory/people`.
 	//
 	// Takes any type of body and a specified content type.
@@ -6813,6 +6815,8 @@ type ClientInterface interface {
 	// ImportPeople Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
 	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
+	//
+	// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -8458,6 +8462,8 @@ func (c *Client) ComplianceSummaries(ctx context.Context, partition Partition, b
 //
 // Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
+// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
+//
 // Needs the permission Create on `directory/people`.
 //
 // Takes any type of body and a specified content type.
@@ -8478,6 +8484,8 @@ func (c *Client) ImportPeopleWithBody(ctx context.Context, partition Partition, 
 // ImportPeople Import people, with their users and managers, into the caller's organization: all rows or none.
 //
 // Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
+//
+// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
 //
 // Needs the permission Create on `directory/people`.
 //
@@ -33605,6 +33613,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 	//
+	// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
+	//
 	// Needs the permission Create on `directory/people`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -33615,6 +33625,8 @@ type ClientWithResponsesInterface interface {
 	// ImportPeopleWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 	//
 	// Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
+	//
+	// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
 	//
 	// Needs the permission Create on `directory/people`.
 	//
@@ -56678,6 +56690,8 @@ func (c *ClientWithResponses) ComplianceSummariesWithResponse(ctx context.Contex
 //
 // Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
 //
+// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
+//
 // Needs the permission Create on `directory/people`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -56694,6 +56708,8 @@ func (c *ClientWithResponses) ImportPeopleWithBodyWithResponse(ctx context.Conte
 // ImportPeopleWithResponse Import people, with their users and managers, into the caller's organization: all rows or none.
 //
 // Any bad row is a 400 listing the problems as "<message> (<row index>)" under the member's name, and nothing is written: the first 1,000 by row, its Detail counting every problem and row.
+//
+// `Idempotency-Key` is refused (a 400 naming it): An import needs no key to be retried: it is all or nothing, and every row's Identifier must be new, so the retry of an import that was done is a 400 naming each Identifier as already a person's and creates no one twice, and the retry of one that was refused or failed is done afresh.
 //
 // Needs the permission Create on `directory/people`.
 //
