@@ -282,8 +282,7 @@ func attachHooks(p *parsed, r *Resource, g *Registry) error {
 		if _, err := h.needs(p, name, r, g); err != nil {
 			return err
 		}
-		r.beforeWrite = append(r.beforeWrite, h.BeforeWrite)
-		r.addHookMembers(h)
+		r.addBeforeWrite(h)
 	}
 	for _, name := range d.Hooks.Authorize {
 		if !hookNameRe.MatchString(name) {

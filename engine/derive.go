@@ -2,19 +2,32 @@ package engine
 
 import "fmt"
 
-// maxHookMembers is how many hook members runBeforeWrite remembers without allocating: more
-// than any descriptor's hooks declare (permission-mask, the most, declares 8).
-const maxHookMembers = 16
+// maxSnapshot is how many members of a record serverSet's callers remember on the stack:
+// more than any descriptor with a beforeWrite hook has (Permission, the
+// most, has 16). A record with more is remembered in an allocation.
+const maxSnapshot = 32
 
-// addHookMembers records the members a beforeWrite hook of r declares, and what each member
-// it sets derives from, for checkDerived.
-func (r *Resource) addHookMembers(h Hook) {
+// serverCode is code of the server that sets members of a record being written — a
+// beforeWrite hook — with the members it may set, by Field.Index.
+type serverCode struct {
+	what string // "beforeWrite hook group-slug", for errors
+	may  []bool
+}
+
+// boundHook is a beforeWrite hook attached to r, with the members it declares (Hook.Members).
+type boundHook struct {
+	serverCode
+	run BeforeWriteHook
+}
+
+// addBeforeWrite attaches h to r: the hook, the members it declares, and what each member it
+// sets derives from (Hook.Derives), which names its problems (addDerivedProblem).
+func (r *Resource) addBeforeWrite(h Hook) {
+	b := boundHook{serverCode{what: "beforeWrite hook " + h.Name, may: make([]bool, len(r.Members))}, h.BeforeWrite}
 	for _, m := range h.Members {
-		f := r.byName[m]
-		if !containsField(r.hookMembers, f) {
-			r.hookMembers = append(r.hookMembers, f)
-		}
+		b.may[r.byName[m].Index] = true
 	}
+	r.beforeWrite = append(r.beforeWrite, b)
 	for m, from := range h.Derives {
 		f := r.byName[m]
 		if r.derivedFrom == nil {
@@ -28,33 +41,61 @@ func (r *Resource) addHookMembers(h Hook) {
 	}
 }
 
-// runBeforeWrite runs r's beforeWrite hooks on rec, a completed record without problems, then
-// holds each hook member whose value they changed to the rules complete holds a value the
-// client gives to (writeProblem): a slug past its member's maxLength, a byte cut that splits a
-// character, a sum past the 32-bit integers is a *ValidationError, not a value stored as it
-// is (SQLite, and PostgreSQL's text columns, keep any length) or a database error. A member a
-// hook leaves as it was (a patch's stored slug of an unchanged name) is not judged again, so a
-// record stored before a descriptor lowered a maxLength stays patchable, as complete keeps it.
-// It allocates nothing when the hooks' values are good.
+// runBeforeWrite runs r's beforeWrite hooks on rec, a completed record without problems, and
+// holds what they set to the rules of serverSet: a member a hook does not declare is a
+// programming error, and each member whose value they changed obeys the rules a client's value
+// does. A member a hook leaves as it was (a patch's stored slug of an unchanged name) is not
+// judged again, so a record stored before a descriptor lowered a maxLength stays patchable, as
+// complete keeps it. It allocates nothing when the hooks' values are good, and with one hook
+// (every shipped descriptor) it copies the record once and compares it once.
 func (r *Resource) runBeforeWrite(rec Record) error {
 	if len(r.beforeWrite) == 0 {
 		return nil
 	}
-	var buf [maxHookMembers]any
-	before := buf[:0]
-	for _, f := range r.hookMembers {
-		before = append(before, rec[f.Index])
+	var buf [maxSnapshot]any
+	before := append(buf[:0], rec...)
+	if len(r.beforeWrite) == 1 {
+		h := r.beforeWrite[0]
+		if err := h.run(r, rec); err != nil {
+			return err
+		}
+		return r.serverSet(h.serverCode, rec, before)
 	}
+	// Each hook is held to its own declaration, so that one does not set what another
+	// declares; the rules judge what they all changed, once.
+	var last [maxSnapshot]any
 	for _, h := range r.beforeWrite {
-		if err := h(r, rec); err != nil {
+		prev := append(last[:0], rec...)
+		if err := h.run(r, rec); err != nil {
+			return err
+		}
+		if err := r.undeclared(h.serverCode, rec, prev); err != nil {
 			return err
 		}
 	}
+	return r.serverSet(serverCode{}, rec, before)
+}
+
+// serverSet is the one check of the members that code of the server (a beforeWrite hook) set
+// in rec, which held before's values when the code began. A member the code
+// may not set (code.may; nil: the caller has checked) whose value changed is a programming
+// error naming the code and the member: no client input can mend it, so it is an error of no
+// category (a 500, logged with this text), not a 400; the shipped hooks set only what they
+// declare, whatever the request. Every member whose value changed is held to the rules
+// complete holds a client's value to (writeProblem): a slug past its member's maxLength, a
+// byte cut that splits a character, a sum past the 32-bit integers, a null in a member that is
+// not nullable is a *ValidationError (see addDerivedProblem), not a value stored as it is
+// (SQLite, and PostgreSQL's text columns, keep any length; the columns take a null) or a
+// database error. One pass over the record, without allocating when the values are good.
+func (r *Resource) serverSet(code serverCode, rec Record, before []any) error {
 	var verr *ValidationError
-	for i, f := range r.hookMembers {
-		v := rec[f.Index]
+	for i, v := range rec {
 		if v == before[i] {
 			continue
+		}
+		f := r.Members[i]
+		if code.may != nil && !code.may[i] {
+			return undeclaredErr(code, r, f)
 		}
 		if p := f.writeProblem(v, true); p != "" {
 			if verr == nil {
@@ -67,6 +108,21 @@ func (r *Resource) runBeforeWrite(rec Record) error {
 		return verr
 	}
 	return nil
+}
+
+// undeclared returns the error of the first member of rec that code changed from before and
+// may not set, nil when there is none.
+func (r *Resource) undeclared(code serverCode, rec Record, before []any) error {
+	for i, v := range rec {
+		if v != before[i] && !code.may[i] {
+			return undeclaredErr(code, r, r.Members[i])
+		}
+	}
+	return nil
+}
+
+func undeclaredErr(code serverCode, r *Resource, f *Field) error {
+	return fmt.Errorf("engine: %s set %s.%s, which it may not set (a hook sets only the members it declares, Hook.Members): a bug of the server, not of the request", code.what, r.Name, f.Name)
 }
 
 // addDerivedProblem adds to verr the problem p of f, a member a hook set: under each member

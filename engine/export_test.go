@@ -161,7 +161,7 @@ func (r *Resource) RunBeforeWrite(rec Record) error { return r.runBeforeWrite(re
 // RunHooks runs r's beforeWrite hooks on rec and nothing else.
 func (r *Resource) RunHooks(rec Record) error {
 	for _, h := range r.beforeWrite {
-		if err := h(r, rec); err != nil {
+		if err := h.run(r, rec); err != nil {
 			return err
 		}
 	}

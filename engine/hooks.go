@@ -28,9 +28,10 @@ type Hook struct {
 	// Uses are the other descriptors the hook reads or writes, each with the members it needs.
 	Uses map[string][]string
 	// Derives maps each member a BeforeWrite hook sets to the members it derives it from (all
-	// in Members). A member the hook changes is held to the rules a client's value is
-	// (checkDerived); a problem is named by the members it derives from, which a client can
-	// change, rather than by the member the client did not send.
+	// in Members). A BeforeWrite hook sets only members it declares in Members (setting another
+	// fails the write as a programming error), and a member it changes is held to the rules a
+	// client's value is (serverSet); a problem is named by the members it derives from, which
+	// a client can change, rather than by the member the client did not send.
 	Derives map[string][]string
 	// BeforeWrite or AfterDelete (exactly one) is the hook and says when it runs. AfterDelete
 	// makes the hook: Load calls it once for each descriptor naming the hook, with the

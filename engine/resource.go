@@ -166,10 +166,10 @@ type Resource struct {
 	ops         map[Op]bool
 	byName      map[string]*Field
 	filterByKey map[string]*Filter
-	beforeWrite []BeforeWriteHook
-	// hookMembers are the members the beforeWrite hooks declare (Hook.Members), and
-	// derivedFrom the members each one derives from (Hook.Derives): see checkDerived.
-	hookMembers []*Field
+	// beforeWrite are the beforeWrite hooks, each with the members it declares, and
+	// derivedFrom the members each member they set derives from (Hook.Derives): see
+	// serverSet.
+	beforeWrite []boundHook
 	derivedFrom map[*Field][]*Field
 	afterDelete []AfterDeleteHook
 	// hashed are the stored members with a Hash.

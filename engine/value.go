@@ -308,7 +308,7 @@ func (r *Resource) complete(rec Record, present, given, failed []bool, verr *Val
 // nothing, else a phrase to follow the member's name. A null needs a nullable member, a
 // required uuid member may not be the nil UUID, a value the write gives (given: not a stored
 // value a patch keeps) obeys the value rules (valueProblem), and a non-null value satisfies
-// the member's validate tag. complete holds every present member to it, and checkDerived
+// the member's validate tag. complete holds every present member to it, and serverSet
 // every member a beforeWrite hook changed, so that a hook's value obeys the rules a client's
 // does.
 func (f *Field) writeProblem(v any, given bool) string {

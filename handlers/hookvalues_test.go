@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,6 +164,56 @@ func TestHookValuesStoredBeforeStayPatchable(t *testing.T) {
 			}
 			patch(`{"ProbeNote":"still patchable"}`).expect(t, "patch of another member", http.StatusOK)
 			patch(`{"GroupName":"`+strings.Repeat("d", 20)+`"}`).expect(t, "patch of the name", 400).problemNames(t, "patch of the name", "GroupName")
+		})
+	}
+}
+
+// A test hook that writes a member it does not declare: it declares StrayName and sets
+// StrayNote too.
+func init() {
+	engine.RegisterHook(engine.Hook{Name: "test-undeclared-write", Members: []string{"StrayName"},
+		BeforeWrite: func(r *engine.Resource, rec engine.Record) error {
+			rec.Set(r, "StrayNote", "set by a hook that does not declare it")
+			return nil
+		}})
+}
+
+// TestHookWritingUndeclaredMemberIs500 (both stores): over the API, a beforeWrite hook that
+// sets a member it does not declare (a programming error: no body can mend it, and the
+// shipped hooks set only what they declare) is a 500 whose log line names the hook, the
+// resource and the member, and nothing is stored; the member is never stored unchecked.
+func TestHookWritingUndeclaredMemberIs500(t *testing.T) {
+	reg, err := engine.Load(resources.FS, fstest.MapFS{"strays.yaml": {Data: []byte(`name: StrayProbe
+path: security/stray-probes
+table: stray_probes
+summary: A record whose hook writes a member it does not declare (tests only).
+operations: [get, exists, create, update, delete, count, list, search]
+key: [StrayIdentifier]
+fields:
+  - {name: StrayIdentifier, type: uuid}
+  - {name: StrayName, type: string}
+  - {name: StrayNote, type: string, nullable: true}
+hooks:
+  beforeWrite: [test-undeclared-write]
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := &syncWriter{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(logged, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b, reg)
+			ts.do(t, "POST", "security/stray-probes", `{"StrayName":"a"}`).expect(t, "create", http.StatusInternalServerError)
+			n := ts.do(t, "GET", "security/stray-probes/count", "").expect(t, "count", http.StatusOK)
+			if strings.TrimSpace(string(n.body)) != `{"Count":0}` {
+				t.Errorf("count %s after the failed create, want 0", n.body)
+			}
+			if !strings.Contains(logged.String(), "beforeWrite hook test-undeclared-write set StrayProbe.StrayNote, which it may not set") {
+				t.Errorf("the log does not name the hook and the member:\n%s", logged.String())
+			}
 		})
 	}
 }
