@@ -389,7 +389,7 @@ func (l *bulkLoad) chunk(ctx context.Context) error {
 	}
 	if l.check != nil {
 		for i, d := range l.drafts {
-			if err := l.check(ctx, l.s, l.r, nil, d.rec); err != nil {
+			if err := l.r.runCheck(ctx, l.check, l.s, nil, d.rec); err != nil {
 				l.refusal, l.write = fmt.Errorf("row %d: %w", l.rows[i], err), false
 				return nil
 			}

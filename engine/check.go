@@ -8,8 +8,10 @@ import "context"
 // it reads is what the write replaces; a non-nil error refuses the write and is returned as
 // it is. A check that lets a create, update or patch through may also set read-only members
 // of new that only the caller or the write's transaction can give (a grant's grantor, time
-// and organization; see Record.Set): it runs after the beforeWrite hooks, and new is stored
-// (and tagged) as the check leaves it. Descriptors name checks in `hooks: authorize:`; the
+// and organization; see Record.Set), and no other member: it runs after the beforeWrite hooks,
+// what it sets is held to the rules a hook's values are (serverSet: another member is a
+// programming error, a value that breaks a member's rule a *ValidationError naming it), and
+// new is stored (and tagged) as the check leaves it. Descriptors name checks in `hooks: authorize:`; the
 // server's authorizer supplies them and the router attaches them to each request with
 // WithWriteCheck.
 type WriteCheck func(ctx context.Context, tx *Store, r *Resource, old, new Record) error

@@ -290,6 +290,7 @@ func attachHooks(p *parsed, r *Resource, g *Registry) error {
 		}
 		r.Authorize = append(r.Authorize, name)
 	}
+	r.addWriteChecks()
 	for _, name := range d.Hooks.AfterDelete {
 		h, ok := hook(name, true)
 		if !ok {

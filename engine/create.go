@@ -87,7 +87,7 @@ func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) err
 	check, c := writeCheck(ctx, r), commitOf(ctx)
 	write := func(st *Store) error {
 		if check != nil {
-			if err := check(ctx, st, r, nil, rec); err != nil {
+			if err := r.runCheck(ctx, check, st, nil, rec); err != nil {
 				return err
 			}
 		}

@@ -33,7 +33,7 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 			return err
 		}
 		if check != nil {
-			if err := check(ctx, tx, r, rec, nil); err != nil {
+			if err := r.runCheck(ctx, check, tx, rec, nil); err != nil {
 				return err
 			}
 		}

@@ -1,14 +1,18 @@
 package engine
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // maxSnapshot is how many members of a record serverSet's callers remember on the stack:
-// more than any descriptor with a beforeWrite hook has (Permission, the
+// more than any descriptor with a beforeWrite hook or a write check has (Permission, the
 // most, has 16). A record with more is remembered in an allocation.
 const maxSnapshot = 32
 
 // serverCode is code of the server that sets members of a record being written — a
-// beforeWrite hook — with the members it may set, by Field.Index.
+// beforeWrite hook, or the write checks of r — with the members it may set, by Field.Index.
 type serverCode struct {
 	what string // "beforeWrite hook group-slug", for errors
 	may  []bool
@@ -38,6 +42,18 @@ func (r *Resource) addBeforeWrite(h Hook) {
 				r.derivedFrom[f] = append(r.derivedFrom[f], src)
 			}
 		}
+	}
+}
+
+// addWriteChecks records that r's write checks (Authorize) may set its read-only stored
+// members and no other (see WriteCheck).
+func (r *Resource) addWriteChecks() {
+	if len(r.Authorize) == 0 {
+		return
+	}
+	r.checks = serverCode{what: "write check " + strings.Join(r.Authorize, ", "), may: make([]bool, len(r.Members))}
+	for _, f := range r.Fields {
+		r.checks.may[f.Index] = f.ReadOnly
 	}
 }
 
@@ -76,12 +92,28 @@ func (r *Resource) runBeforeWrite(rec Record) error {
 	return r.serverSet(serverCode{}, rec, before)
 }
 
-// serverSet is the one check of the members that code of the server (a beforeWrite hook) set
-// in rec, which held before's values when the code began. A member the code
+// runCheck runs check, a write check of r, on the change from old to new (nil on delete), and
+// holds what it sets on new to the rules of serverSet: a check sets only read-only members
+// (WriteCheck), and each it changed obeys the rules a client's value does, as a beforeWrite
+// hook's value does. A refusal is returned as it is.
+func (r *Resource) runCheck(ctx context.Context, check WriteCheck, tx *Store, old, new Record) error {
+	if new == nil {
+		return check(ctx, tx, r, old, nil)
+	}
+	var buf [maxSnapshot]any
+	before := append(buf[:0], new...)
+	if err := check(ctx, tx, r, old, new); err != nil {
+		return err
+	}
+	return r.serverSet(r.checks, new, before)
+}
+
+// serverSet is the one check of the members that code of the server (a beforeWrite hook, a
+// write check) set in rec, which held before's values when the code began. A member the code
 // may not set (code.may; nil: the caller has checked) whose value changed is a programming
 // error naming the code and the member: no client input can mend it, so it is an error of no
-// category (a 500, logged with this text), not a 400; the shipped hooks set only what they
-// declare, whatever the request. Every member whose value changed is held to the rules
+// category (a 500, logged with this text), not a 400; the shipped hooks and check set only what
+// they declare, whatever the request. Every member whose value changed is held to the rules
 // complete holds a client's value to (writeProblem): a slug past its member's maxLength, a
 // byte cut that splits a character, a sum past the 32-bit integers, a null in a member that is
 // not nullable is a *ValidationError (see addDerivedProblem), not a value stored as it is
@@ -122,12 +154,13 @@ func (r *Resource) undeclared(code serverCode, rec Record, before []any) error {
 }
 
 func undeclaredErr(code serverCode, r *Resource, f *Field) error {
-	return fmt.Errorf("engine: %s set %s.%s, which it may not set (a hook sets only the members it declares, Hook.Members): a bug of the server, not of the request", code.what, r.Name, f.Name)
+	return fmt.Errorf("engine: %s set %s.%s, which it may not set (a hook sets only the members it declares, Hook.Members; a write check only read-only members): a bug of the server, not of the request", code.what, r.Name, f.Name)
 }
 
 // addDerivedProblem adds to verr the problem p of f, a member a hook set: under each member
 // f derives from (Hook.Derives), which the client sent and can change, saying which member
-// broke which rule; under f itself when the hook declares no source.
+// broke which rule; under f itself when the hook declares no source (and for a write check's
+// values, which derive from the caller and the write's transaction, not from the body).
 func (r *Resource) addDerivedProblem(verr *ValidationError, f *Field, p string) {
 	from := r.derivedFrom[f]
 	if len(from) == 0 {

@@ -167,10 +167,11 @@ type Resource struct {
 	byName      map[string]*Field
 	filterByKey map[string]*Filter
 	// beforeWrite are the beforeWrite hooks, each with the members it declares, and
-	// derivedFrom the members each member they set derives from (Hook.Derives): see
-	// serverSet.
+	// derivedFrom the members each member they set derives from (Hook.Derives); checks are
+	// the members the write checks may set (the read-only ones): see serverSet.
 	beforeWrite []boundHook
 	derivedFrom map[*Field][]*Field
+	checks      serverCode
 	afterDelete []AfterDeleteHook
 	// hashed are the stored members with a Hash.
 	hashed []*Field

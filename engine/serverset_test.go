@@ -96,3 +96,78 @@ func TestHookWritingAnUndeclaredMemberIsABug(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteCheckValuesObeyTheMemberRules (both stores): the members a write check sets on the
+// record it lets through (a grant's grantor, time and organization) are held to the rules a
+// beforeWrite hook's are, by the same check: a value that breaks one (null in a member that is
+// not nullable) is a *ValidationError naming the member on create, update, patch and a bulk
+// load, where it was stored as it was (a null OrganizationIdentifier, answered as null by a
+// member the document says is never null); and a check may set only read-only members, so
+// setting another is a programming error naming the check and the member. Nothing is written
+// either way.
+func TestWriteCheckValuesObeyTheMemberRules(t *testing.T) {
+	reg := loadGroups(t)
+	perm := reg.MustByName("Permission")
+	const (
+		group  = "0190a6f0-0000-7000-8000-000000000601"
+		object = "0190a6f0-0000-7000-8000-000000000701"
+	)
+	body := `{"GroupIdentifier":"` + group + `","ObjectIdentifier":"` + object + `","AllowRead":true}`
+	eachStore(t, reg, func(t *testing.T, s *engine.Store) {
+		ctx := context.Background()
+		all := engine.AllOrganizations()
+		stored, err := s.Create(ctx, perm, draftOf(t, perm, body), all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := []any{stored.Get(perm, "PermissionIdentifier")}
+		setting := func(member string, v any) context.Context {
+			return engine.WithWriteCheck(ctx, perm, func(_ context.Context, _ *engine.Store, r *engine.Resource, _, rec engine.Record) error {
+				if rec != nil {
+					rec.Set(r, member, v)
+				}
+				return nil
+			})
+		}
+		nullOrg := setting("OrganizationIdentifier", nil)
+		// A grant of another object, so that only the check's value can refuse it.
+		other := func() string {
+			return `{"GroupIdentifier":"` + group + `","ObjectIdentifier":"` + engine.NewID() + `","AllowRead":true}`
+		}
+		for what, err := range map[string]error{
+			"create": func() error { _, err := s.Create(nullOrg, perm, draftOf(t, perm, other()), all); return err }(),
+			"update": s.Update(nullOrg, perm, key, draftOf(t, perm, body), all),
+			"patch":  s.Patch(nullOrg, perm, key, draftOf(t, perm, `{"AllowWrite":true}`), all),
+			"load":   s.InsertAll(nullOrg, perm, []engine.Draft{fileDraft(t, perm, other())}, all),
+		} {
+			var verr *engine.ValidationError
+			if !errors.As(err, &verr) || !strings.Contains(strings.Join(verr.Fields["OrganizationIdentifier"], ";"), "OrganizationIdentifier cannot be null") {
+				t.Errorf("%s with a check setting a null organization: %v, want a problem naming OrganizationIdentifier", what, err)
+			}
+		}
+		notReadOnly := setting("ObjectType", "set by the check")
+		_, err = s.Create(notReadOnly, perm, draftOf(t, perm, other()), all)
+		if err == nil || errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "permission-grant") || !strings.Contains(err.Error(), "Permission.ObjectType") {
+			t.Errorf("create with a check setting ObjectType: %v, want the error of a check setting a member that is not read-only", err)
+		}
+		if n := count(t, s, perm); n != 1 {
+			t.Errorf("%d permissions after the refused writes, want 1", n)
+		}
+		got, err := s.Get(ctx, perm, key, nil, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Get(perm, "AllowWrite") != false || got.Get(perm, "OrganizationIdentifier") != stored.Get(perm, "OrganizationIdentifier") {
+			t.Errorf("after the refused writes: %v", got)
+		}
+	})
+}
+
+func fileDraft(t *testing.T, r *engine.Resource, body string) engine.Draft {
+	t.Helper()
+	d, err := r.DecodeFileDraft([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -309,8 +309,8 @@ func (r *Resource) complete(rec Record, present, given, failed []bool, verr *Val
 // required uuid member may not be the nil UUID, a value the write gives (given: not a stored
 // value a patch keeps) obeys the value rules (valueProblem), and a non-null value satisfies
 // the member's validate tag. complete holds every present member to it, and serverSet
-// every member a beforeWrite hook changed, so that a hook's value obeys the rules a client's
-// does.
+// every member a beforeWrite hook or a write check changed, so that the server's values obey
+// the rules a client's do.
 func (f *Field) writeProblem(v any, given bool) string {
 	if v == nil {
 		if !f.Nullable {

@@ -38,7 +38,7 @@ func (s *Store) Update(ctx context.Context, r *Resource, key []any, d Draft, sco
 			return err
 		}
 		if check != nil {
-			if err := check(ctx, tx, r, old, rec); err != nil {
+			if err := r.runCheck(ctx, check, tx, old, rec); err != nil {
 				return err
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Store) Patch(ctx context.Context, r *Resource, key []any, d Draft, scop
 			return err
 		}
 		if check != nil {
-			if err := check(ctx, tx, r, old, rec); err != nil {
+			if err := r.runCheck(ctx, check, tx, old, rec); err != nil {
 				return err
 			}
 		}
