@@ -297,7 +297,7 @@ func (s *Store) newBulkLoad(ctx context.Context, r *Resource, scope Scope, opt B
 func (l *bulkLoad) run(ctx context.Context, next RowSource) error {
 	var one []int
 	if err := l.s.from(ctx, l.r).Select("1").Limit(1).Scan(&one).Error; err != nil {
-		return fmt.Errorf("engine: check %s: %w", l.r.Name, translate(l.r, err))
+		return fmt.Errorf("engine: check %s: %w", l.r.Name, translate(l.s, l.r, err))
 	}
 	l.empty = len(one) == 0
 	for eof := false; !eof; {
@@ -430,7 +430,7 @@ func (l *bulkLoad) analyze(ctx context.Context) error {
 	}
 	l.analyzeAt = 2 * l.written
 	if err := l.s.db.WithContext(l.s.detach(ctx)).Exec("ANALYZE " + l.s.Table(l.r)).Error; err != nil {
-		return fmt.Errorf("engine: analyze %s: %w", l.r.Name, translate(l.r, err))
+		return fmt.Errorf("engine: analyze %s: %w", l.r.Name, translate(l.s, l.r, err))
 	}
 	return nil
 }
@@ -458,7 +458,7 @@ func (s *Store) newBulkWriter(ctx context.Context, r *Resource) (*bulkWriter, er
 		// a load of 100,000 rows read and write the same pages ten times as long.
 		pool := s.db.Statement.ConnPool
 		if _, err := pool.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", sqliteBulkCacheKiB)); err != nil {
-			return nil, translate(r, err)
+			return nil, translate(s, r, err)
 		}
 		w.reset = func() {
 			pool.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteCacheKiB))
@@ -500,7 +500,7 @@ func (s *Store) copyRows(ctx context.Context, t *pgTx, r *Resource, rows []Recor
 	return t.conn.Raw(func(dc any) error {
 		n, err := pg.CopyFrom(ctx, dc, s.schema, r.Table, cols, src)
 		if err != nil {
-			return translate(r, err)
+			return translate(s, r, err)
 		}
 		if n < int64(len(rows)) {
 			return conflict(r, r.Key)
@@ -561,7 +561,7 @@ func (w *bulkWriter) insertRows(ctx context.Context, rows []Record) error {
 		if st == nil {
 			var err error
 			if st, err = pool.PrepareContext(ctx, w.s.insertRowsSQL(r, end-start)); err != nil {
-				return translate(r, err)
+				return translate(w.s, r, err)
 			}
 			w.stmts[end-start] = st
 		}
@@ -573,10 +573,10 @@ func (w *bulkWriter) insertRows(ctx context.Context, rows []Record) error {
 		}
 		res, err := st.ExecContext(ctx, w.args...)
 		if err != nil {
-			return translate(r, err)
+			return translate(w.s, r, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return translate(r, err)
+			return translate(w.s, r, err)
 		} else if n < int64(end-start) {
 			return conflict(r, r.Key) // a stored record has the key of one of these
 		}

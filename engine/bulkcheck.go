@@ -245,7 +245,7 @@ func (s *Store) existingTuples(ctx context.Context, r *Resource, set Unique, tup
 		part := tuples[start:min(start+per, len(tuples))]
 		rows, err := s.tuplesQuery(ctx, r, set, part, unique).Rows()
 		if err != nil {
-			return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, names, translate(r, err))
+			return nil, fmt.Errorf("engine: check %s %s: %w", r.Name, names, translate(s, r, err))
 		}
 		vals := make([]sql.NullString, len(set.Fields))
 		dest := make([]any, len(set.Fields))
@@ -360,7 +360,7 @@ func (s *Store) existing(ctx context.Context, r *Resource, set Unique, values []
 		var found []string
 		err := s.valuesQuery(ctx, r, set, args, unique).Pluck(alias+"."+quote(f.Column), &found).Error
 		if err != nil {
-			return nil, fmt.Errorf("engine: check %s.%s: %w", r.Name, f.Name, translate(r, err))
+			return nil, fmt.Errorf("engine: check %s.%s: %w", r.Name, f.Name, translate(s, r, err))
 		}
 		for _, v := range found {
 			have[set.key(f, v)] = v

@@ -199,13 +199,13 @@ func (s *Store) insertWithContent(ctx context.Context, r *Resource, w *contentWr
 		cond, args := contentKey(r, "", w.key)
 		var n int64
 		if err := tx.db.WithContext(ctx).Raw("SELECT count(*) FROM "+tx.qualify(r.Content)+" WHERE "+cond, args...).Scan(&n).Error; err != nil {
-			return fmt.Errorf("count chunks: %w", translate(r, err))
+			return fmt.Errorf("count chunks: %w", translate(s, r, err))
 		}
 		if n != int64(w.seq) {
 			return fmt.Errorf("%d of %d chunks stored", n, w.seq)
 		}
 		if err := tx.insertRow(ctx, r, rec); err != nil {
-			return translate(r, err)
+			return translate(s, r, err)
 		}
 		return nil
 	})
@@ -262,7 +262,7 @@ func (w *contentWriter) flush() error {
 	sql := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", w.s.qualify(w.r.Content), strings.Join(cols, ", "),
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", "))
 	if err := w.s.insertChunk(w.ctx, sql, args); err != nil {
-		return fmt.Errorf("engine: write %s content: chunk %d: %w", w.r.Name, w.seq, translate(w.r, err))
+		return fmt.Errorf("engine: write %s content: chunk %d: %w", w.r.Name, w.seq, translate(w.s, w.r, err))
 	}
 	w.n += int64(len(w.buf))
 	w.seq++
@@ -291,7 +291,7 @@ func (s *Store) insertChunk(ctx context.Context, sql string, args []any) error {
 func (s *Store) dropContent(ctx context.Context, r *Resource, key []any) error {
 	cond, args := contentKey(r, "", key)
 	if err := s.db.WithContext(ctx).Exec("DELETE FROM "+s.qualify(r.Content)+" WHERE "+cond, args...).Error; err != nil {
-		return fmt.Errorf("content: %w", translate(r, err))
+		return fmt.Errorf("content: %w", translate(s, r, err))
 	}
 	return nil
 }
@@ -305,7 +305,7 @@ func (s *Store) dropContentMatching(ctx context.Context, r *Resource, q Query) e
 	keys := s.where(s.from(ctx, r), r, q).Select(alias + "." + strings.Join(cols, ", "+alias+"."))
 	sql := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (?)", s.qualify(r.Content), strings.Join(cols, ", "))
 	if err := s.db.WithContext(ctx).Exec(sql, keys).Error; err != nil {
-		return fmt.Errorf("content: %w", translate(r, err))
+		return fmt.Errorf("content: %w", translate(s, r, err))
 	}
 	return nil
 }
@@ -326,7 +326,7 @@ func (s *Store) PurgeContent(ctx context.Context, r *Resource, now time.Time) (i
 		chunks, quote(writtenColumn), s.Table(r), alias, strings.Join(owned, " AND "))
 	tx := s.db.WithContext(ctx).Exec(sql, now.Add(-ContentOrphanAge).Unix())
 	if tx.Error != nil {
-		return 0, fmt.Errorf("engine: purge %s content: %w", r.Name, translate(r, tx.Error))
+		return 0, fmt.Errorf("engine: purge %s content: %w", r.Name, translate(s, r, tx.Error))
 	}
 	return tx.RowsAffected, nil
 }
@@ -366,7 +366,7 @@ func (s *Store) OpenContent(ctx context.Context, r *Resource, key []any) (*Conte
 		quote(dataColumn), quote(seqColumn), s.qualify(r.Content), cond), args...).Row()
 	var n, size, first int64
 	if err := row.Scan(&n, &size, &first); err != nil {
-		return nil, fmt.Errorf("engine: open %s %v content: %w", r.Name, key, translate(r, err))
+		return nil, fmt.Errorf("engine: open %s %v content: %w", r.Name, key, translate(s, r, err))
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("engine: open %s %v content: %w", r.Name, key, ErrNotFound)
@@ -406,12 +406,12 @@ func (c *ContentReader) load(seq int64) error {
 	rows, err := c.s.db.WithContext(c.ctx).Raw("SELECT "+quote(dataColumn)+" FROM "+c.s.qualify(c.r.Content)+
 		" WHERE "+cond+" AND "+quote(seqColumn)+" = ?", append(args, seq)...).Rows()
 	if err != nil {
-		return fmt.Errorf("engine: read %s %v content: %w", c.r.Name, c.key, translate(c.r, err))
+		return fmt.Errorf("engine: read %s %v content: %w", c.r.Name, c.key, translate(c.s, c.r, err))
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("engine: read %s %v content: %w", c.r.Name, c.key, translate(c.r, err))
+			return fmt.Errorf("engine: read %s %v content: %w", c.r.Name, c.key, translate(c.s, c.r, err))
 		}
 		return fmt.Errorf("engine: read %s %v content: chunk %d: %w", c.r.Name, c.key, seq, ErrNotFound)
 	}

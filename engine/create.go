@@ -92,7 +92,7 @@ func (s *Store) checkAndInsert(ctx context.Context, r *Resource, rec Record) err
 			}
 		}
 		if err := st.insertRow(ctx, r, rec); err != nil {
-			return translate(r, err)
+			return translate(s, r, err)
 		}
 		if c != nil {
 			c.note(r, rec)

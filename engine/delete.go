@@ -55,7 +55,7 @@ func (s *Store) Delete(ctx context.Context, r *Resource, key []any, scope Scope)
 func (s *Store) deleteRow(ctx context.Context, r *Resource, key []any, org string) error {
 	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Delete(&map[string]any{})
 	if err := tx.Error; err != nil {
-		return translate(r, err)
+		return translate(s, r, err)
 	}
 	if tx.RowsAffected == 0 {
 		return ErrNotFound
@@ -76,7 +76,7 @@ func (s *Store) DeleteWhere(ctx context.Context, r *Resource, member string, val
 	}
 	tx := s.from(ctx, r).Where(clause.Eq{Column: col(alias, f.Column), Value: storageValue(value)}).Delete(&map[string]any{})
 	if tx.Error != nil {
-		return 0, translate(r, tx.Error)
+		return 0, translate(s, r, tx.Error)
 	}
 	return tx.RowsAffected, nil
 }
@@ -117,7 +117,7 @@ func (s *Store) DeleteMatching(ctx context.Context, r *Resource, q Query, scope 
 func (s *Store) deleteMatching(ctx context.Context, r *Resource, q Query) (int64, error) {
 	tx := s.where(s.from(ctx, r), r, q).Delete(&map[string]any{})
 	if tx.Error != nil {
-		return 0, translate(r, tx.Error)
+		return 0, translate(s, r, tx.Error)
 	}
 	return tx.RowsAffected, nil
 }

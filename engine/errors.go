@@ -118,11 +118,15 @@ func (e *ValidationError) Is(target error) bool {
 // Translate maps an error that a module got from a Store's DB handle to its category, as the
 // store's verbs do: the one place that knows the drivers' error shapes. An error it does not
 // recognise is returned as it is.
-func Translate(err error) error { return translate(nil, err) }
+func Translate(err error) error { return translate(nil, nil, err) }
+
+// Translate is the package's Translate for an error of the store's.
+func (s *Store) Translate(err error) error { return translate(s, nil, err) }
 
 // translate turns a driver error into a category; it is the only place that knows the
-// drivers' error shapes. r names the resource for unique-constraint messages (nil: none).
-func translate(r *Resource, err error) error {
+// drivers' error shapes. s is the store whose statement failed (nil: not known); r names the
+// resource for unique-constraint messages (nil: none).
+func translate(s *Store, r *Resource, err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
 		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) {
 		return err

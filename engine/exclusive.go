@@ -19,7 +19,7 @@ func (s *Store) Exclusive(ctx context.Context, name string, fn func(tx *Store) e
 			var got bool
 			key := s.lockKey(name)
 			if err := tx.db.Raw("SELECT pg_try_advisory_xact_lock(?)", key).Scan(&got).Error; err != nil {
-				return fmt.Errorf("engine: lock %s in %s: %w", name, s.Partition, translate(nil, err))
+				return fmt.Errorf("engine: lock %s in %s: %w", name, s.Partition, translate(s, nil, err))
 			}
 			if !got {
 				return nil
@@ -46,7 +46,7 @@ func (s *Store) Serialize(ctx context.Context, name string) error {
 		return nil
 	}
 	if err := s.db.WithContext(ctx).Exec("SELECT pg_advisory_xact_lock(?)", s.lockKey(name)).Error; err != nil {
-		return fmt.Errorf("engine: serialize %s in %s: %w", name, s.Partition, translate(nil, err))
+		return fmt.Errorf("engine: serialize %s in %s: %w", name, s.Partition, translate(s, nil, err))
 	}
 	return nil
 }

@@ -21,9 +21,9 @@ func (s *Store) get(ctx context.Context, r *Resource, key []any, fields []*Field
 	}
 	rows, err := s.byKey(ctx, planGet, r, key, fields, org)
 	if err != nil {
-		return nil, translate(r, err)
+		return nil, translate(s, r, err)
 	}
-	return scanOne(r, fields, rows)
+	return s.scanOne(r, fields, rows)
 }
 
 // Exists reports whether the record with key exists within scope.
@@ -38,12 +38,12 @@ func (s *Store) Exists(ctx context.Context, r *Resource, key []any, scope Scope)
 func (s *Store) exists(ctx context.Context, r *Resource, key []any, org string) (bool, error) {
 	rows, err := s.byKey(ctx, planExists, r, key, nil, org)
 	if err != nil {
-		return false, translate(r, err)
+		return false, translate(s, r, err)
 	}
 	defer rows.Close()
 	found := rows.Next()
 	if err := rows.Err(); err != nil {
-		return false, translate(r, err)
+		return false, translate(s, r, err)
 	}
 	return found, nil
 }
@@ -69,17 +69,17 @@ func (s *Store) byKey(ctx context.Context, op planOp, r *Resource, key []any, fi
 func (s *Store) getForUpdate(ctx context.Context, r *Resource, key []any, org string) (Record, error) {
 	rows, err := s.query(ctx, keyPlan(planLock, r, nil, org), keyValues(key, org))
 	if err != nil {
-		return nil, translate(r, err)
+		return nil, translate(s, r, err)
 	}
-	return scanOne(r, r.Fields, rows)
+	return s.scanOne(r, r.Fields, rows)
 }
 
 // scanOne reads fields of the one record rows hold, or ErrNotFound; it closes rows.
-func scanOne(r *Resource, fields []*Field, rows rowSet) (Record, error) {
+func (s *Store) scanOne(r *Resource, fields []*Field, rows rowSet) (Record, error) {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, translate(r, err)
+			return nil, translate(s, r, err)
 		}
 		return nil, ErrNotFound
 	}

@@ -19,7 +19,7 @@ func (s *Store) Count(ctx context.Context, r *Resource, q Query, scope Scope) (_
 func (s *Store) count(ctx context.Context, r *Resource, q Query) (int64, error) {
 	q = countOf(q)
 	n, err := s.countRows(ctx, queryPlan(planCount, r, q), planValues(q))
-	return n, translate(r, err)
+	return n, translate(s, r, err)
 }
 
 // countOf is the query that counts the matches of q, whatever its page.
@@ -95,7 +95,7 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	if split {
 		q.zone = zoneValues
 	} else if b, rows, err = s.sendPage(ctx, r, q); err != nil {
-		return Page{}, translate(r, err)
+		return Page{}, translate(s, r, err)
 	}
 	if b != nil {
 		err = s.read(r, q, rows, nil, collect)
@@ -113,11 +113,11 @@ func (s *Store) ListPage(ctx context.Context, r *Resource, q Query, scope Scope)
 	}
 	if q.After == nil && q.Page == 1 && len(p.Records) < take {
 		p.Total = int64(len(p.Records))
-		return p, translate(r, endPage(b))
+		return p, translate(s, r, endPage(b))
 	}
 	if b != nil {
 		p.Total, err = b.Total()
-		return p, translate(r, err)
+		return p, translate(s, r, err)
 	}
 	p.Total, err = s.count(ctx, r, q)
 	return p, err
@@ -152,7 +152,7 @@ func (s *Store) stream(ctx context.Context, r *Resource, q Query, fn func(Record
 	rows, err := s.query(ctx, queryPlan(planList, r, q), planValues(q))
 	prog.got()
 	if err != nil {
-		return translate(r, prog.check(err))
+		return translate(s, r, prog.check(err))
 	}
 	return s.read(r, q, rows, prog, fn)
 }
@@ -181,7 +181,7 @@ func (s *Store) read(r *Resource, q Query, rows rowSet, prog *progress, fn func(
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return translate(r, prog.check(err))
+		return translate(s, r, prog.check(err))
 	}
 	return nil
 }

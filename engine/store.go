@@ -181,7 +181,7 @@ func (d *Database) start(ctx context.Context, s *Store, url string) error {
 	if err == nil {
 		return nil
 	}
-	unavailable := errors.Is(translate(nil, err), ErrUnavailable)
+	unavailable := errors.Is(translate(s, nil, err), ErrUnavailable)
 	switch {
 	case ctx.Err() != nil:
 		// The migration's error says what the interruption stopped (an index build, and

@@ -23,7 +23,7 @@ func (s *Store) withDB(db *gorm.DB) *Store {
 func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error {
 	c := commitOf(ctx)
 	if c == nil {
-		return translate(nil, s.transaction(s.detach(ctx), fn))
+		return translate(s, nil, s.transaction(s.detach(ctx), fn))
 	}
 	if s.inTx {
 		before := c.created
@@ -31,7 +31,7 @@ func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error
 		if err != nil {
 			c.created = before
 		}
-		return translate(nil, err)
+		return translate(s, nil, err)
 	}
 	c.created = nil
 	err := s.transaction(s.detach(ctx), func(tx *Store) error {
@@ -43,7 +43,7 @@ func (s *Store) Transaction(ctx context.Context, fn func(tx *Store) error) error
 	if err == nil {
 		c.committed.Store(true)
 	}
-	return translate(nil, err)
+	return translate(s, nil, err)
 }
 
 // transaction runs fn in a transaction on ctx as it is: start-up's, which a signal cancels.

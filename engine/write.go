@@ -150,7 +150,7 @@ func (s *Store) write(ctx context.Context, r *Resource, key []any, rec Record, p
 	}
 	tx := whereKey(s.scope(s.from(ctx, r), r, org), r, key).Updates(set)
 	if err := tx.Error; err != nil {
-		return translate(r, err)
+		return translate(s, r, err)
 	}
 	if tx.RowsAffected == 0 {
 		return ErrNotFound
@@ -198,7 +198,7 @@ func (s *Store) SetMatching(ctx context.Context, r *Resource, q Query, set map[*
 	}
 	tx := s.where(s.from(ctx, r), r, Query{Conds: q.Conds, org: scope.orgFor(r)}).Updates(cols)
 	if tx.Error != nil {
-		return 0, translate(r, tx.Error)
+		return 0, translate(s, r, tx.Error)
 	}
 	return tx.RowsAffected, nil
 }
