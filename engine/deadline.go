@@ -90,7 +90,7 @@ func (s *Store) streamProgress(ctx context.Context) (_ context.Context, _ *progr
 // check turns the error of a stream whose deadline passed into ErrUnavailable.
 func (p *progress) check(err error) error {
 	if p != nil && p.expired.Load() {
-		return fmt.Errorf("%w: the database sent no row within %v: %v", ErrUnavailable, p.timeout, err)
+		return &DatabaseError{Category: ErrUnavailable, Reason: fmt.Sprintf("the database sent no row within %v", p.timeout), Err: err}
 	}
 	return err
 }

@@ -28,8 +28,10 @@ const slack = 1500 * time.Millisecond
 
 // TestStatementsEndWhenPostgresFreezes: behind a proxy that stops forwarding, every kind of
 // statement — planned reads, a stream, an insert, a transaction, a module's GORM statement —
-// fails with ErrUnavailable within the timeout instead of waiting for ever; Ping fails too;
-// Close returns; and after the database answers again, so do the statements.
+// fails with ErrUnavailable within the timeout instead of waiting for ever, saying that the
+// database did not answer within it (a client read "The database is unavailable", as for one
+// that cannot be reached); Ping fails too; Close returns; and after the database answers again,
+// so do the statements.
 func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 	dbURL, proxy := testenv.ProxyURL(t, testenv.Postgres(t))
 	reg := fixtureRegistry(t)
@@ -64,7 +66,7 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 		},
 		"module": func() error {
 			var n int64
-			return engine.Translate(s.DB(ctx).Table(s.TableName(w)).Count(&n).Error)
+			return s.Translate(s.DB(ctx).Table(s.TableName(w)).Count(&n).Error)
 		},
 		"ping": func() error { return s.Ping(ctx) },
 	}
@@ -80,6 +82,9 @@ func TestStatementsEndWhenPostgresFreezes(t *testing.T) {
 			}
 			if !errors.Is(err, engine.ErrUnavailable) {
 				t.Errorf("%s with the database frozen: %v, want ErrUnavailable", name, err)
+			}
+			if reason := engine.Reason(err); name != "ping" && !strings.Contains(reason, "within 1s") {
+				t.Errorf("%s with the database frozen: the reason %q does not say that it did not answer within 1s", name, reason)
 			}
 		}()
 	}
@@ -447,31 +452,43 @@ func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c teste
 	}
 }
 
-// TestTranslateUnavailable: PostgreSQL's refusals (class 53, 57P0x), cancelled statements and
-// broken connections are ErrUnavailable; other errors keep their identity.
+// TestTranslateUnavailable: PostgreSQL's refusals (class 53, 57P0x), cancelled statements, lock
+// waits past lock_timeout and broken connections are ErrUnavailable; other errors keep their
+// identity. A timeout, a cancel and a lock wait say which they were (Reason), for the
+// client; a refusal or a lost connection is the database unavailable, which says it all.
 func TestTranslateUnavailable(t *testing.T) {
 	for _, tc := range []struct {
 		err         error
 		unavailable bool
+		reason      string
 	}{
 		{err: &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, unavailable: true},
 		{err: fmt.Errorf("acquire: %w", &pgconn.PgError{Code: "53300"}), unavailable: true},
 		{err: &pgconn.PgError{Code: "53200", Message: "out of memory"}, unavailable: true},
 		{err: &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}, unavailable: true},
 		{err: &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, unavailable: true},
-		{err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, unavailable: true},
+		{err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, unavailable: true,
+			reason: "the database cancelled the statement at the statement_timeout set on the database or its role"},
+		{err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"}, unavailable: true,
+			reason: "the database cancelled the statement (an administrator's request)"},
+		{err: &pgconn.PgError{Code: "55P03", Message: "canceling statement due to lock timeout"}, unavailable: true,
+			reason: "another transaction held a lock the request needed (on a record it writes, or on its table) for more than its lock timeout"},
 		{err: &pgconn.PgError{Code: "08006"}, unavailable: true},
-		{err: context.DeadlineExceeded, unavailable: true},
+		{err: context.DeadlineExceeded, unavailable: true, reason: "the database did not answer within the database timeout"},
 		{err: fmt.Errorf("query: %w", driver.ErrBadConn), unavailable: true},
 		// A pooled connection that the database (or the network) closed: pgx's errors.
 		{err: fmt.Errorf("engine: list: %w", io.ErrUnexpectedEOF), unavailable: true},
 		{err: fmt.Errorf("query: %w", pgconn.ErrConnClosed), unavailable: true},
 		{err: fmt.Errorf("write failed: %w", &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}), unavailable: true},
-		{err: &pgconn.PgError{Code: "42P01", Message: "relation does not exist"}, unavailable: false},
+		{err: &pgconn.PgError{Code: "42P01", Message: "relation does not exist"}},
+		{err: &pgconn.PgError{Code: "42601", Message: "syntax error at or near \"SELEC\""}},
 	} {
 		got := engine.Translate(tc.err)
 		if errors.Is(got, engine.ErrUnavailable) != tc.unavailable {
 			t.Errorf("Translate(%v) = %v, unavailable %v", tc.err, got, !tc.unavailable)
+		}
+		if reason := engine.Reason(got); reason != tc.reason {
+			t.Errorf("Translate(%v): reason %q, want %q", tc.err, reason, tc.reason)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -24,7 +23,9 @@ var (
 	// ErrConflict: the record would break a key or unique constraint.
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: the database cannot serve the request now — it cannot be reached, did
-	// not answer within the store's timeout, or refuses connections; a retry may succeed.
+	// not answer within the store's timeout, refuses connections, or another transaction held
+	// a lock the request needed past that timeout; a retry may succeed. Beyond the first of
+	// these, a DatabaseError says which (Reason).
 	ErrUnavailable = errors.New("unavailable")
 	// ErrAborted: PostgreSQL aborted the transaction to let a concurrent one proceed (a
 	// deadlock, or a serialization failure); it was rolled back, nothing of it was written,
@@ -117,15 +118,18 @@ func (e *ValidationError) Is(target error) bool {
 
 // Translate maps an error that a module got from a Store's DB handle to its category, as the
 // store's verbs do: the one place that knows the drivers' error shapes. An error it does not
-// recognise is returned as it is.
+// recognise is returned as it is. Without the store, a DatabaseError's reason cannot name the
+// timeout; Store.Translate can.
 func Translate(err error) error { return translate(nil, nil, err) }
 
-// Translate is the package's Translate for an error of the store's.
+// Translate is the package's Translate for an error of the store's: a DatabaseError's reason
+// names its timeout.
 func (s *Store) Translate(err error) error { return translate(s, nil, err) }
 
 // translate turns a driver error into a category; it is the only place that knows the
-// drivers' error shapes. s is the store whose statement failed (nil: not known); r names the
-// resource for unique-constraint messages (nil: none).
+// drivers' error shapes. s is the store whose statement failed, for the timeout that a
+// DatabaseError's reason names (nil: not known); r names the resource for unique-constraint
+// messages (nil: none).
 func translate(s *Store, r *Resource, err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
 		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) {
@@ -145,9 +149,11 @@ func translate(s *Store, r *Resource, err error) error {
 			// Invalid UTF-8 or U+0000 in a value: every edge refuses them naming the member
 			// (CheckText); should a path miss that check, the client still gets a 400.
 			return fmt.Errorf("%w: %v", ErrInvalid, pg.Message)
-		case backend.Refused(pg.Code), strings.HasPrefix(pg.Code, "08"),
-			pg.Code == "57014", // query_canceled: statement_timeout, or a statement's deadline
-			pg.Code == "55P03": // lock_not_available: lock_timeout
+		case pg.Code == "55P03": // lock_not_available: the session's lock_timeout
+			return lockTimedOut(s, err)
+		case pg.Code == "57014": // query_canceled: a statement_timeout of the server's, or a cancel
+			return cancelled(pg.Message, err)
+		case backend.Refused(pg.Code), strings.HasPrefix(pg.Code, "08"):
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		case pg.Code == "40P01", // deadlock_detected
 			pg.Code == "40001": // serialization_failure
@@ -156,6 +162,12 @@ func translate(s *Store, r *Resource, err error) error {
 		return err
 	}
 	msg := err.Error()
+	if d := backend.LinkedSQLite(); d != nil {
+		switch code := d.Code(err); {
+		case code == backend.SQLiteBusy, code == backend.SQLiteLocked:
+			return fileBusy(s, err)
+		}
+	}
 	if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
 		return conflict(r, constraintFields(r, "", msg[i+len("UNIQUE constraint failed: "):]))
 	}
@@ -166,11 +178,13 @@ func translate(s *Store, r *Resource, err error) error {
 		}
 		return conflict(r, key)
 	}
+	if timedOut(err) {
+		return unanswered(s, err)
+	}
 	var ce interface{ Timeout() bool }
-	if errors.As(err, &ce) || pg.ConnectFailed || errors.Is(err, context.DeadlineExceeded) ||
+	if errors.As(err, &ce) || pg.ConnectFailed ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, puddle.ErrClosedPool) ||
-		strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") ||
-		strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") {
+		strings.Contains(msg, "connection refused") || strings.Contains(msg, "failed to connect") {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if backend.Disconnected(err) || pg.Closed {

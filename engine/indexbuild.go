@@ -145,13 +145,15 @@ func (s *Store) migrationLockHolder(ctx context.Context) string {
 	return fmt.Sprintf("pid %d (%s)", r.Pid, strings.Join(parts, ", "))
 }
 
-// releaseMigration releases the advisory lock and resets the settings buildIndexes gave the
-// session, on a context that a cancelled start-up does not cut (each statement keeps the
-// store's timeout). A statement that fails leaves the connection closed, and so its lock
-// released, or the lock held by a session the server ends with the process.
+// releaseMigration releases the advisory lock and gives the session back the settings of the
+// request pool's connections (statement_timeout as the server has it, lock_timeout as
+// requestSession in credo/engine/postgres sets it: a RESET would turn it off), on a context
+// that a cancelled start-up does not cut (each statement keeps the store's timeout). A
+// statement that fails leaves the connection closed, and so its lock released, or the lock held
+// by a session the server ends with the process.
 func (s *Store) releaseMigration(ctx context.Context) {
 	db := s.db.WithContext(context.WithoutCancel(ctx))
-	for _, stmt := range []string{"RESET statement_timeout", "RESET lock_timeout",
+	for _, stmt := range []string{"RESET statement_timeout", fmt.Sprintf("SET lock_timeout = %d", backend.LockTimeout(s.timeout).Milliseconds()),
 		fmt.Sprintf("SELECT pg_advisory_unlock(%d)", migrationLock(s.schema))} {
 		if err := db.Exec(stmt).Error; err != nil {
 			slog.Warn("migration: releasing the migration's connection", "partition", s.Partition, "statement", stmt, "error", err.Error())

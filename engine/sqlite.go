@@ -127,7 +127,8 @@ func reads(query string) bool {
 
 // acquire waits for the writer's turn, at most for the store's timeout (the wait that
 // busy_timeout bounded when every connection could write): a writer still waiting then is
-// ErrUnavailable, like a PostgreSQL statement past its deadline.
+// ErrUnavailable, saying that another writer held the database (writerBusy), like a PostgreSQL
+// statement past its lock_timeout.
 func (p *sqlitePool) acquire(ctx context.Context) error {
 	select {
 	case p.slot <- struct{}{}:
@@ -149,7 +150,7 @@ func (p *sqlitePool) acquire(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
-		return fmt.Errorf("%w: another writer held the database for more than %v (database is locked)", ErrUnavailable, p.timeout)
+		return writerBusy(p.timeout)
 	}
 }
 

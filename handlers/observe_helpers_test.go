@@ -124,9 +124,15 @@ var errUnavailable = fmt.Errorf("engine: get users: %w: dial tcp 127.0.0.1:5432:
 
 func newObserved(t *testing.T, url string) *observed {
 	t.Helper()
+	return newObservedWithin(t, url, engine.Limits{})
+}
+
+// newObservedWithin is newObserved with the database's limits (its timeout).
+func newObservedWithin(t *testing.T, url string, limits engine.Limits) *observed {
+	t.Helper()
 	reg := registry(t)
 	p := testenv.Partition(t)
-	db, err := engine.Open(context.Background(), url, []string{p}, reg)
+	db, err := limits.Open(context.Background(), url, []string{p}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -453,7 +453,8 @@ func problemResponses() obj {
 		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",
 		http.StatusInternalServerError:   "An unexpected error; it is logged.",
 		http.StatusServiceUnavailable: "The partition's database cannot serve the request now: it cannot be reached, did not answer " +
-			"within the server's database timeout, or refuses connections (too many clients). Retry after `Retry-After` seconds.",
+			"within the server's database timeout, refuses connections (too many clients), or another transaction held a lock " +
+			"the request needed past that timeout; `Detail` says which. Retry after `Retry-After` seconds.",
 	}
 	out := obj{}
 	for st, name := range problemNames {

@@ -106,7 +106,17 @@ type SQLite interface {
 	// RegisterContains gives every connection the driver opens afterwards the function name(h,
 	// n): 1 when contains(h, n), 0 when not, NULL when h or n is NULL. Called once per name.
 	RegisterContains(name string, contains func(h, n string) bool)
+	// Code returns the primary result code of the driver's error in err's chain (SQLITE_ERROR
+	// 1, SQLITE_BUSY 5, SQLITE_LOCKED 6, …), 0 when there is none.
+	Code(err error) int
 }
+
+// SQLite's primary result codes that the engine reads (https://sqlite.org/rescode.html).
+const (
+	SQLiteError  = 1 // SQLITE_ERROR: a generic error, among them an unknown table or column
+	SQLiteBusy   = 5 // SQLITE_BUSY: another connection holds the file's lock past busy_timeout
+	SQLiteLocked = 6 // SQLITE_LOCKED: a conflict within the same connection or shared cache
+)
 
 // Validator checks a value against a descriptor's validate tag: go-playground/validator's
 // Var. A tag it cannot read panics.
@@ -156,6 +166,17 @@ func LinkedValidator() Validator { return linked.validator }
 // shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle session timeout).
 func Refused(code string) bool {
 	return len(code) == 5 && (code[:2] == "53" || code[:4] == "57P0")
+}
+
+// LockTimeout is the lock_timeout of the request pool's PostgreSQL sessions for a store's
+// timeout: a little less than the timeout, so that a statement that waits for a lock another
+// transaction holds (a record it writes, its table) is ended by PostgreSQL (SQLSTATE 55P03)
+// before the statement's own deadline ends it as a database that does not answer, and the
+// request can say which it was. The connection stays usable (a deadline closes it). The margin,
+// a tenth of the timeout and at most 200 ms, covers the wait for a pooled connection and the
+// statement's way to the server, which the deadline includes.
+func LockTimeout(timeout time.Duration) time.Duration {
+	return timeout - min(timeout/10, 200*time.Millisecond)
 }
 
 // Disconnected reports whether err is a connection the database closed or lost

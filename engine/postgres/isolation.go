@@ -3,9 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// readCommittedSQL is the statement of readCommitted.
+const readCommittedSQL = "SET default_transaction_isolation = 'read committed'"
 
 // readCommitted makes READ COMMITTED the isolation level of every transaction of the session c
 // (its statements' implicit ones included), whatever default_transaction_isolation a DBA set on
@@ -21,8 +25,27 @@ import (
 // track (FATAL: unsupported startup parameter, SQLSTATE 08P01), or drops it when told to
 // ignore it.
 func readCommitted(ctx context.Context, c *pgx.Conn) error {
-	if _, err := c.Exec(ctx, "SET default_transaction_isolation = 'read committed'"); err != nil {
+	if _, err := c.Exec(ctx, readCommittedSQL); err != nil {
 		return fmt.Errorf("postgres: set the session's isolation to read committed: %w", err)
 	}
 	return nil
+}
+
+// requestSession returns what sets up a connection of the request pool: READ COMMITTED
+// (readCommitted) and the lock_timeout of backend.LockTimeout, so that a request that waits
+// for a lock past it fails as such (SQLSTATE 55P03), a little before its statement's deadline
+// would have failed it as a database that does not answer. Both in one round trip: a statement
+// without arguments is sent in the simple protocol, which takes several.
+//
+// It overrides a lock_timeout that a DBA set on the database or the role. A migration's
+// statements set their own (see migrateAttempt and onMigrationConn in credo/engine), and
+// restore this one when the connection goes back to the pool.
+func requestSession(lockTimeout time.Duration) func(context.Context, *pgx.Conn) error {
+	set := fmt.Sprintf("%s; SET lock_timeout = %d", readCommittedSQL, lockTimeout.Milliseconds())
+	return func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, set); err != nil {
+			return fmt.Errorf("postgres: set the session's isolation to read committed and its lock_timeout: %w", err)
+		}
+		return nil
+	}
 }

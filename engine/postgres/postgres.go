@@ -40,11 +40,12 @@ func (driver) Open(url string, maxConns int, timeout time.Duration) (backend.Poo
 	tr := &tracer{timeout: timeout, refusals: p.refusals}
 	cfg.ConnConfig.Tracer = tr
 	cfg.ConnConfig.BuildContextWatcherHandler = newCancelHandler
+	session := requestSession(backend.LockTimeout(timeout))
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if err := checkEncoding(ctx, c); err != nil {
 			return err
 		}
-		return readCommitted(ctx, c)
+		return session(ctx, c)
 	}
 	if p.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
 		return nil, nil, fmt.Errorf("open postgres: %w", err)

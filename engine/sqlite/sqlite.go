@@ -6,6 +6,7 @@ package sqlite
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 
 	"modernc.org/sqlite"
@@ -42,6 +43,16 @@ func (sqliteDriver) RegisterContains(name string, contains func(h, n string) boo
 			return int64(0), nil
 		},
 	})
+}
+
+// Code returns the primary result code of modernc's error in err's chain (its Code is the
+// extended one, e.g. SQLITE_BUSY_SNAPSHOT 517 for SQLITE_BUSY 5).
+func (sqliteDriver) Code(err error) int {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return 0
+	}
+	return e.Code() & 0xff
 }
 
 // argText returns a TEXT or BLOB argument as a string.

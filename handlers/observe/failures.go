@@ -86,7 +86,9 @@ var (
 // Fail logs the cause of a request that failed with a 5xx status, once per request. An
 // unavailable database (engine.ErrUnavailable) is logged as an outage of the request's
 // partition; anything else is an error line with the request id, at most ErrorLinesPerSecond
-// a second. Outside the observer's middleware it logs plainly.
+// a second: among them a request
+// that waited past its timeout for a lock that another transaction held (engine.Locked), since
+// the database answers. Outside the observer's middleware it logs plainly.
 func Fail(r *http.Request, status int, err error) {
 	e := From(r.Context())
 	if e == nil {
@@ -97,7 +99,9 @@ func Fail(r *http.Request, status int, err error) {
 		return
 	}
 	e.logged = true
-	if errors.Is(err, engine.ErrUnavailable) && e.Partition != "" {
+	switch {
+	case e.Partition == "":
+	case errors.Is(err, engine.ErrUnavailable) && !engine.Locked(err):
 		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err, databaseDown)
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"credo/auth"
 	"credo/engine"
@@ -44,23 +46,31 @@ func New(status int, format string, args ...any) *Problem {
 const MaxMembers = 50
 
 // RetryAfter is the Retry-After of a 503: the database is unavailable (unreachable, not
-// answering within the timeout, or refusing connections), which is usually brief, or aborted
-// the request's transaction in a deadlock or a serialization failure.
+// answering within the timeout, refusing connections, or a lock held past the timeout), which
+// is usually brief, or aborted the request's transaction in a deadlock or a serialization
+// failure.
 const RetryAfter = "2"
 
 // From maps an error to its problem document: the one status table of the service. A driver
 // error that a module passes through untranslated is translated here (engine.Translate), so
 // that a refused connection is a 503 on every route.
 func From(err error) *Problem {
+	p, _ := of(err, engine.Translate)
+	return p
+}
+
+// of maps err by the table, or else err translated by translate; it returns the problem and the
+// error it maps (err, or its translation).
+func of(err error, translate func(error) error) (*Problem, error) {
 	if p := from(err); p != nil {
-		return p
+		return p, err
 	}
-	if t := engine.Translate(err); t != err {
+	if t := translate(err); t != err {
 		if p := from(t); p != nil {
-			return p
+			return p, t
 		}
 	}
-	return New(http.StatusInternalServerError, "An unexpected error occurred.")
+	return New(http.StatusInternalServerError, "An unexpected error occurred."), err
 }
 
 // from maps err by the table, or returns nil.
@@ -91,7 +101,12 @@ func from(err error) *Problem {
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
 		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.Is(err, engine.ErrUnavailable):
+		// The database cannot be reached, or refuses connections; or what kept it from serving
+		// the request, as the engine's DatabaseError says (a timeout, a lock held too long).
 		out := New(http.StatusServiceUnavailable, "The database is unavailable; retry later.")
+		if reason := engine.Reason(err); reason != "" {
+			out.Detail = sentence(reason) + "; retry later."
+		}
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
 		return out
 	case errors.Is(err, engine.ErrAborted):
@@ -123,7 +138,11 @@ func from(err error) *Problem {
 // document: the error is logged and the response left as it is.
 func Write(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
-	p := From(err)
+	translate := engine.Translate
+	if s := engine.StoreFrom(ctx); s != nil {
+		translate = s.Translate // names the partition and its timeout
+	}
+	p, err := of(err, translate)
 	if ctx.Err() != nil && p.Status >= 500 {
 		slog.DebugContext(ctx, "client went away", "request_id", observe.RequestID(ctx), "err", err)
 		return
@@ -160,6 +179,12 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// sentence returns a clause (not empty) with its first letter in upper case.
+func sentence(clause string) string {
+	r, n := utf8.DecodeRuneInString(clause)
+	return string(unicode.ToUpper(r)) + clause[n:]
 }
 
 // HandlerFunc is an http handler that returns its error instead of writing it.
