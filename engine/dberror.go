@@ -12,9 +12,10 @@ import (
 // DatabaseError is a failure of the partition's database that is not the client's doing, with
 // what happened in words a client may read: an ErrUnavailable that is not the database being
 // out of reach (a statement that did not finish in time, a lock that another transaction held
-// too long). Its Reason names no SQL, table or column; the driver's error (Err) is for the log.
+// too long), or an ErrNotMigrated. Its Reason names no SQL, table or column; the driver's error
+// (Err) is for the log.
 type DatabaseError struct {
-	// Category is ErrUnavailable.
+	// Category is ErrUnavailable or ErrNotMigrated.
 	Category error
 	// Reason is what happened, a clause for a client: "the database did not answer within 10s".
 	Reason string

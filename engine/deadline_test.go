@@ -453,13 +453,15 @@ func commentOp(ctx context.Context, s *engine.Store, r *engine.Resource, c teste
 }
 
 // TestTranslateUnavailable: PostgreSQL's refusals (class 53, 57P0x), cancelled statements, lock
-// waits past lock_timeout and broken connections are ErrUnavailable; other errors keep their
-// identity. A timeout, a cancel and a lock wait say which they were (Reason), for the
+// waits past lock_timeout and broken connections are ErrUnavailable; a statement naming a table
+// or column the partition lacks is ErrNotMigrated (it was an unknown error, a 500); other errors
+// keep their identity. A timeout, a cancel and a lock wait say which they were (Reason), for the
 // client; a refusal or a lost connection is the database unavailable, which says it all.
 func TestTranslateUnavailable(t *testing.T) {
 	for _, tc := range []struct {
 		err         error
 		unavailable bool
+		notMigrated bool
 		reason      string
 	}{
 		{err: &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, unavailable: true},
@@ -480,12 +482,15 @@ func TestTranslateUnavailable(t *testing.T) {
 		{err: fmt.Errorf("engine: list: %w", io.ErrUnexpectedEOF), unavailable: true},
 		{err: fmt.Errorf("query: %w", pgconn.ErrConnClosed), unavailable: true},
 		{err: fmt.Errorf("write failed: %w", &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}), unavailable: true},
-		{err: &pgconn.PgError{Code: "42P01", Message: "relation does not exist"}},
+		{err: &pgconn.PgError{Code: "42P01", Message: `relation "e01.users" does not exist`}, notMigrated: true,
+			reason: "the partition's tables do not match its descriptors (a table or column they need is missing) and must be migrated again, as credo does when it starts"},
+		{err: &pgconn.PgError{Code: "42703", Message: "column t.email does not exist"}, notMigrated: true,
+			reason: "the partition's tables do not match its descriptors (a table or column they need is missing) and must be migrated again, as credo does when it starts"},
 		{err: &pgconn.PgError{Code: "42601", Message: "syntax error at or near \"SELEC\""}},
 	} {
 		got := engine.Translate(tc.err)
-		if errors.Is(got, engine.ErrUnavailable) != tc.unavailable {
-			t.Errorf("Translate(%v) = %v, unavailable %v", tc.err, got, !tc.unavailable)
+		if errors.Is(got, engine.ErrUnavailable) != tc.unavailable || errors.Is(got, engine.ErrNotMigrated) != tc.notMigrated {
+			t.Errorf("Translate(%v) = %v: unavailable %v, not migrated %v", tc.err, got, !tc.unavailable, !tc.notMigrated)
 		}
 		if reason := engine.Reason(got); reason != tc.reason {
 			t.Errorf("Translate(%v): reason %q, want %q", tc.err, reason, tc.reason)

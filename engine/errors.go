@@ -27,6 +27,11 @@ var (
 	// a lock the request needed past that timeout; a retry may succeed. Beyond the first of
 	// these, a DatabaseError says which (Reason).
 	ErrUnavailable = errors.New("unavailable")
+	// ErrNotMigrated: the partition's tables lack a table or column that its descriptors need
+	// (an operator dropped or renamed one while credo serves), as Ready finds; a DatabaseError.
+	// Nothing a client sends causes it, and a retry succeeds once the partition is migrated
+	// again.
+	ErrNotMigrated = errors.New("not migrated")
 	// ErrAborted: PostgreSQL aborted the transaction to let a concurrent one proceed (a
 	// deadlock, or a serialization failure); it was rolled back, nothing of it was written,
 	// and the same request, retried as it is, may succeed. Not an outage of the database.
@@ -119,20 +124,20 @@ func (e *ValidationError) Is(target error) bool {
 // Translate maps an error that a module got from a Store's DB handle to its category, as the
 // store's verbs do: the one place that knows the drivers' error shapes. An error it does not
 // recognise is returned as it is. Without the store, a DatabaseError's reason cannot name the
-// timeout; Store.Translate can.
+// partition or the timeout; Store.Translate can.
 func Translate(err error) error { return translate(nil, nil, err) }
 
 // Translate is the package's Translate for an error of the store's: a DatabaseError's reason
-// names its timeout.
+// names its partition and its timeout.
 func (s *Store) Translate(err error) error { return translate(s, nil, err) }
 
 // translate turns a driver error into a category; it is the only place that knows the
-// drivers' error shapes. s is the store whose statement failed, for the timeout that a
-// DatabaseError's reason names (nil: not known); r names the resource for unique-constraint
-// messages (nil: none).
+// drivers' error shapes. s is the store whose statement failed, for the partition and the
+// timeout that a DatabaseError's reason names (nil: not known); r names the resource for
+// unique-constraint messages (nil: none).
 func translate(s *Store, r *Resource, err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
-		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) {
+		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) || errors.Is(err, ErrNotMigrated) {
 		return err
 	}
 	var pg backend.Error
@@ -149,6 +154,8 @@ func translate(s *Store, r *Resource, err error) error {
 			// Invalid UTF-8 or U+0000 in a value: every edge refuses them naming the member
 			// (CheckText); should a path miss that check, the client still gets a 400.
 			return fmt.Errorf("%w: %v", ErrInvalid, pg.Message)
+		case pg.Code == "42703", pg.Code == "42P01": // undefined_column, undefined_table
+			return notMigrated(s, err)
 		case pg.Code == "55P03": // lock_not_available: the session's lock_timeout
 			return lockTimedOut(s, err)
 		case pg.Code == "57014": // query_canceled: a statement_timeout of the server's, or a cancel
@@ -166,6 +173,8 @@ func translate(s *Store, r *Resource, err error) error {
 		switch code := d.Code(err); {
 		case code == backend.SQLiteBusy, code == backend.SQLiteLocked:
 			return fileBusy(s, err)
+		case code == backend.SQLiteError && undefinedName(msg):
+			return notMigrated(s, err)
 		}
 	}
 	if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
@@ -191,6 +200,13 @@ func translate(s *Store, r *Resource, err error) error {
 		return fmt.Errorf("%w: the connection to the database was lost: %v", ErrUnavailable, err)
 	}
 	return err
+}
+
+// undefinedName reports whether msg, the message of an SQLITE_ERROR, is a statement naming a
+// table or column that does not exist: SQLite has no code of its own for these.
+func undefinedName(msg string) bool {
+	return strings.Contains(msg, "no such column: ") || strings.Contains(msg, "no such table: ") ||
+		strings.Contains(msg, " has no column named ") // an INSERT's
 }
 
 // constraintFields finds the fields of a violated unique constraint, from PostgreSQL's

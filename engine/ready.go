@@ -71,12 +71,17 @@ func (s *Store) Ready(ctx context.Context) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	return fmt.Errorf("engine: ready %s: the partition is not migrated: %s", s.Partition, s.missingText(missing))
+}
+
+// missingText says which of the required columns are missing, at most maxMissingShown of them:
+// "1 of the 384 columns the descriptors need are missing: users.email".
+func (s *Store) missingText(missing []string) string {
 	n := len(missing)
 	if n > maxMissingShown {
-		missing = append(missing[:maxMissingShown], "…")
+		missing = append(missing[:maxMissingShown:maxMissingShown], "…")
 	}
-	return fmt.Errorf("engine: ready %s: the partition is not migrated: %d of the %d columns the descriptors need are missing: %s",
-		s.Partition, n, len(s.reg.columns), strings.Join(missing, ", "))
+	return fmt.Sprintf("%d of the %d columns the descriptors need are missing: %s", n, len(s.reg.columns), strings.Join(missing, ", "))
 }
 
 // missingColumns runs readySQL on the probe's connection.

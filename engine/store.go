@@ -228,7 +228,7 @@ func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error
 			return err
 		}
 		d.closers = append(d.closers, probe.Close)
-		d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{},
+		d.stores[p] = &Store{Partition: p, db: db, dialect: SQLite, reg: reg, plans: &planCache{}, drift: &driftCheck{},
 			timeout: d.limits.Timeout, sqliteProbe: probe, sqlite: pool, writers: contentWriters(d.limits.MaxConns)}
 	}
 	return nil
@@ -255,7 +255,7 @@ func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) err
 	writers := contentWriters(d.limits.MaxConns)
 	for _, p := range d.order {
 		d.stores[p] = &Store{Partition: p, db: db, pool: pool, schema: p, dialect: Postgres, reg: reg,
-			plans: &planCache{}, timeout: d.limits.Timeout, migrationTimeout: d.limits.MigrationTimeout, database: d, writers: writers}
+			plans: &planCache{}, drift: &driftCheck{}, timeout: d.limits.Timeout, migrationTimeout: d.limits.MigrationTimeout, database: d, writers: writers}
 	}
 	return nil
 }
@@ -329,6 +329,9 @@ type Store struct {
 	// writers bounds the content writes of the pool (see contentWriters); shared by the
 	// stores of one pool.
 	writers chan struct{}
+	// drift is the last check of the partition's tables after a statement named a table or
+	// column that does not exist (see notMigrated).
+	drift *driftCheck
 }
 
 // Registry returns the resources the store serves.

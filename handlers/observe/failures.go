@@ -79,14 +79,15 @@ var (
 	// databaseDown: the partition's database does not answer.
 	databaseDown = &outageKind{"database unavailable", "database still unavailable", "database available again"}
 	// notMigrated: the partition's tables lack a table or column the descriptors need (a
-	// readiness probe's finding).
+	// readiness probe's finding, or a request's).
 	notMigrated = &outageKind{"partition not migrated", "partition still not migrated", "partition ready again"}
 )
 
 // Fail logs the cause of a request that failed with a 5xx status, once per request. An
 // unavailable database (engine.ErrUnavailable) is logged as an outage of the request's
-// partition; anything else is an error line with the request id, at most ErrorLinesPerSecond
-// a second: among them a request
+// partition, and so is a partition whose tables lack what its descriptors need
+// (engine.ErrNotMigrated), as the kind of outage a readiness probe finds; anything else is an
+// error line with the request id, at most ErrorLinesPerSecond a second: among them a request
 // that waited past its timeout for a lock that another transaction held (engine.Locked), since
 // the database answers. Outside the observer's middleware it logs plainly.
 func Fail(r *http.Request, status int, err error) {
@@ -101,6 +102,9 @@ func Fail(r *http.Request, status int, err error) {
 	e.logged = true
 	switch {
 	case e.Partition == "":
+	case errors.Is(err, engine.ErrNotMigrated):
+		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err, notMigrated)
+		return
 	case errors.Is(err, engine.ErrUnavailable) && !engine.Locked(err):
 		e.obs.failures.unavailable(e.obs, r.Context(), e.Partition, e.ID, err, databaseDown)
 		return

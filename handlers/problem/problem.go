@@ -51,6 +51,11 @@ const MaxMembers = 50
 // failure.
 const RetryAfter = "2"
 
+// RetryAfterNotMigrated is the Retry-After of the 503 of a partition whose tables lack what its
+// descriptors need: an operator must migrate it again (restart credo), which takes longer than
+// a database's hiccup, so clients need not ask every 2 seconds.
+const RetryAfterNotMigrated = "30"
+
 // From maps an error to its problem document: the one status table of the service. A driver
 // error that a module passes through untranslated is translated here (engine.Translate), so
 // that a refused connection is a 503 on every route.
@@ -100,6 +105,13 @@ func from(err error) *Problem {
 		return New(http.StatusPreconditionFailed, "The record changed since the ETag that If-Match names; GET it again and retry with its current ETag.")
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
 		return New(http.StatusBadRequest, "%s", engine.Message(err))
+	case errors.Is(err, engine.ErrNotMigrated):
+		out := New(http.StatusServiceUnavailable, "The partition's tables do not match its descriptors; retry later.")
+		if reason := engine.Reason(err); reason != "" {
+			out.Detail = sentence(reason) + "; retry later."
+		}
+		out.Header = http.Header{"Retry-After": {RetryAfterNotMigrated}}
+		return out
 	case errors.Is(err, engine.ErrUnavailable):
 		// The database cannot be reached, or refuses connections; or what kept it from serving
 		// the request, as the engine's DatabaseError says (a timeout, a lock held too long).
