@@ -205,12 +205,20 @@ func (a *api) protect(rt route.Route) problem.HandlerFunc {
 	}
 }
 
-// inPartition records, for the access log, that the request is served in the API's partition.
-func (a *api) inPartition(h problem.HandlerFunc) problem.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// inPartition records, for the access log, that the request is served in the API's partition,
+// and gives the request's context its store, as the v2 router does, before h's errors are
+// written: problem.Write translates a statement's error with it, so that a 503 names the
+// partition and the timeout, and a statement naming a missing column is checked against the
+// partition's tables (see engine.ErrNotMigrated). On the request's own context (reqctx) that
+// costs no allocation.
+func (a *api) inPartition(h problem.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		observe.SetPartition(r, a.store.Partition)
-		return h(w, r)
-	}
+		if ctx := engine.WithStore(r.Context(), a.store); ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // storeOf is the store of every version-1 request: the API's partition.
