@@ -106,21 +106,11 @@ func from(err error) *Problem {
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
 		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.Is(err, engine.ErrNotMigrated):
-		out := New(http.StatusServiceUnavailable, "The partition's tables do not match its descriptors; retry later.")
-		if reason := engine.Reason(err); reason != "" {
-			out.Detail = sentence(reason) + "; retry later."
-		}
-		out.Header = http.Header{"Retry-After": {RetryAfterNotMigrated}}
-		return out
+		return unavailable(err, "The partition's tables do not match its descriptors", RetryAfterNotMigrated)
 	case errors.Is(err, engine.ErrUnavailable):
 		// The database cannot be reached, or refuses connections; or what kept it from serving
 		// the request, as the engine's DatabaseError says (a timeout, a lock held too long).
-		out := New(http.StatusServiceUnavailable, "The database is unavailable; retry later.")
-		if reason := engine.Reason(err); reason != "" {
-			out.Detail = sentence(reason) + "; retry later."
-		}
-		out.Header = http.Header{"Retry-After": {RetryAfter}}
-		return out
+		return unavailable(err, "The database is unavailable", RetryAfter)
 	case errors.Is(err, engine.ErrAborted):
 		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock or a serialization failure); nothing was written; retry the request as it is.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
@@ -193,10 +183,16 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-// sentence returns a clause (not empty) with its first letter in upper case.
-func sentence(clause string) string {
-	r, n := utf8.DecodeRuneInString(clause)
-	return string(unicode.ToUpper(r)) + clause[n:]
+// unavailable is the 503 of err, with Retry-After: what the engine's DatabaseError in err says
+// happened (engine.Reason), or else what.
+func unavailable(err error, what, retryAfter string) *Problem {
+	if reason := engine.Reason(err); reason != "" {
+		r, n := utf8.DecodeRuneInString(reason)
+		what = string(unicode.ToUpper(r)) + reason[n:]
+	}
+	out := New(http.StatusServiceUnavailable, "%s; retry later.", what)
+	out.Header = http.Header{"Retry-After": {retryAfter}}
+	return out
 }
 
 // HandlerFunc is an http handler that returns its error instead of writing it.
