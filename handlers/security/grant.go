@@ -34,10 +34,10 @@ func (a authorizer) WriteCheck(name string) (engine.WriteCheck, bool) {
 }
 
 // checkGrant bounds a change of a Permission record by what the caller holds (decisions §7),
-// and records who made it. Besides the route's own flag (Create, Write or Delete on
-// security/permissions), a caller who is not an operator must, for the record it replaces
-// (old, on update, patch and delete) and the record it stores (new, on create, update and
-// patch):
+// and records who made it. A caller who is not an operator must hold the route's own flag
+// (Create, Write or Delete on the permissions' group, see mayChange), and, for the record it
+// replaces (old, on update, patch and delete) and the record it stores (new, on create,
+// update and patch):
 //   - hold every flag the record grants on the record's object, Administrate there for
 //     Administrate, Configure and TrialAccess;
 //   - act in the organization of the record's group.
@@ -60,6 +60,9 @@ func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.R
 	}
 	if !p.Operator {
 		if err := tx.Serialize(ctx, GrantCheck); err != nil {
+			return err
+		}
+		if err := s.mayChange(ctx, tx, r, p, old, new); err != nil {
 			return err
 		}
 		for _, rec := range []engine.Record{old, new} {
@@ -107,6 +110,30 @@ func (s *Security) groupOrganization(ctx context.Context, tx *engine.Store, grou
 		return "", err
 	}
 	return str(groups, found[0], "OrganizationIdentifier"), nil
+}
+
+// mayChange refuses a caller who no longer holds the route's flag on the permissions' group:
+// Create for a new record, Delete for a deleted one, Write for a changed one (or
+// Administrate). The router decided it from the decision cache, which may be up to
+// auth.MaxDecisionTTL old; read again here, in the write's transaction and its turn, it
+// makes a revocation of the right to grant bite at once, as a revocation of the flags granted
+// does: no grant sent after it answered is taken.
+func (s *Security) mayChange(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, old, new engine.Record) error {
+	need := auth.Write
+	switch {
+	case old == nil:
+		need = auth.Create
+	case new == nil:
+		need = auth.Delete
+	}
+	held, err := s.rec.mask(ctx, tx, p.UserIdentifier, p.OrganizationIdentifier, auth.ObjectID(r.Path), s.now())
+	if err != nil {
+		return err
+	}
+	if held&(need.Bit()|auth.Administrate.Bit()) == 0 {
+		return forbidden("the %s permission on %q is not granted to the caller", need, r.Path)
+	}
+	return nil
 }
 
 func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record) error {
