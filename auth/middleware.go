@@ -54,9 +54,11 @@ type Authenticator struct {
 	Accounts Accounts
 }
 
-// Authenticate returns the principal of a request to a partition. Every refusal wraps
-// ErrUnauthenticated and its message says why: "no credential", "token expired on …", "token
-// of another partition", "token revoked", and so on. Failures of Revocations or Accounts are
+// Authenticate returns the principal of a request to a partition. Every refusal of the
+// credential wraps ErrUnauthenticated and its message says why: "no credential", "token
+// expired on …", "token of another partition", "token revoked", and so on. A valid session
+// cookie on a write that the browser marks as sent from another origin is refused with
+// ErrForbidden instead (checkCookieOrigin). Failures of Revocations or Accounts are
 // returned wrapped as they are (500s): a store outage must not read as a bad credential.
 func (a *Authenticator) Authenticate(r *http.Request, partition string) (*Principal, error) {
 	p, err := a.credential(r, partition)
@@ -132,6 +134,9 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 			}
 			if c.Partition != partition {
 				return nil, unauthenticated(ReasonPartition, "cookie of another partition (%s)", c.Partition)
+			}
+			if err := checkCookieOrigin(r); err != nil {
+				return nil, err
 			}
 			return &Principal{
 				UserIdentifier: c.User, Email: c.Email, OrganizationIdentifier: c.Organization,
