@@ -96,8 +96,27 @@ func TestWriteOnlyMembers(t *testing.T) {
 			after["MultiFactorAuthenticationCode"] != cols["MultiFactorAuthenticationCode"] || after["UserPasswordHash"] != cols["UserPasswordHash"] {
 			t.Errorf("a patch of FirstName changed the secrets: %v, was %v", after, cols)
 		}
-		// A patch that names one hashes the new value.
+		// A patch that names one hashes the new value, and leaves the ETag as it was: the ETag
+		// is computed over the members a reader sees, so that a reader holding one learns
+		// nothing of a change of a secret (and a change of only a secret fails no If-Match).
+		etag := func() string {
+			got, err := s.Get(ctx, users, []any{id}, users.Output, engine.AllOrganizations())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return users.ETag(got)
+		}
+		before := etag()
 		if err := testenv.PatchJSON(ctx, s, users, []any{id}, []byte(`{"DefaultPassword":"second-pw"}`), engine.AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		if err := testenv.PatchJSON(ctx, s, users, []any{id}, []byte(`{"OldUserPasswordHash":"$2a$10$changed"}`), engine.AllOrganizations()); err != nil {
+			t.Fatal(err)
+		}
+		if now := etag(); now != before {
+			t.Errorf("changing only secrets changed the ETag from %s to %s", before, now)
+		}
+		if err := testenv.PatchJSON(ctx, s, users, []any{id}, []byte(`{"OldUserPasswordHash":"$2a$10$old"}`), engine.AllOrganizations()); err != nil {
 			t.Fatal(err)
 		}
 		after := storedColumns(t, s, users, id)
