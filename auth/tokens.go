@@ -166,7 +166,7 @@ func (t *Tokens) Verify(token, partition string) (*Claims, error) {
 	var w wireClaims
 	tok, err := t.parser().ParseWithClaims(token, &w, t.keyFunc)
 	if err != nil {
-		return nil, t.refusal(err, tok, &w)
+		return nil, t.refusal(err, tok, &w, partition)
 	}
 	if w.Subject == "" || w.Partition == "" {
 		return nil, unauthenticated(ReasonMalformed, "malformed token: the sub and partition_slug claims are required")
@@ -201,8 +201,11 @@ func (t *Tokens) keyFunc(tok *jwt.Token) (any, error) {
 	return t.key, nil
 }
 
-// refusal turns a parse error into an ErrUnauthenticated error naming the reason.
-func (t *Tokens) refusal(err error, tok *jwt.Token, w *wireClaims) error {
+// refusal turns a parse error into an ErrUnauthenticated error naming the reason. w holds
+// the claims as the token states them, unverified: a signature that fails on a token naming
+// another partition is said to be one (each partition has its own key, so that is how a
+// token of another partition fails), without repeating the name it gives.
+func (t *Tokens) refusal(err error, tok *jwt.Token, w *wireClaims, partition string) error {
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return unauthenticated(ReasonMalformed, "malformed token")
@@ -210,6 +213,10 @@ func (t *Tokens) refusal(err error, tok *jwt.Token, w *wireClaims) error {
 		if tok != nil && (tok.Method == nil || tok.Method.Alg() != signingMethod.Alg()) {
 			return unauthenticated(ReasonSignature, "token signing algorithm %v is not accepted; only %s is",
 				tok.Header["alg"], signingMethod.Alg())
+		}
+		if w.Partition != "" && w.Partition != partition {
+			return unauthenticated(ReasonSignature,
+				"token signature is invalid in partition %s: the token says it is of another partition, and each partition signs with its own key", partition)
 		}
 		return unauthenticated(ReasonSignature, "token signature is invalid")
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
@@ -221,7 +228,10 @@ func (t *Tokens) refusal(err error, tok *jwt.Token, w *wireClaims) error {
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
 		return unauthenticated(ReasonClaims, "token is not valid yet")
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return unauthenticated(ReasonMalformed, "malformed token: %v", err)
+		// golang-jwt says "token has invalid claims: token is missing required claim: exp
+		// claim is required"; the last part says it all.
+		msg := err.Error()
+		return unauthenticated(ReasonMalformed, "malformed token: the %s", msg[strings.LastIndex(msg, ": ")+2:])
 	}
 	return unauthenticated(ReasonMalformed, "invalid token: %v", err)
 }
