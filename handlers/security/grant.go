@@ -65,9 +65,9 @@ func (s *Security) checkGrant(ctx context.Context, tx *engine.Store, r *engine.R
 		if err := s.mayChange(ctx, tx, r, p, old, new); err != nil {
 			return err
 		}
-		for _, rec := range []engine.Record{old, new} {
+		for i, rec := range []engine.Record{old, new} {
 			if rec != nil {
-				if err := s.mayGrant(ctx, tx, r, p, rec); err != nil {
+				if err := s.mayGrant(ctx, tx, r, p, rec, i == 0); err != nil {
 					return err
 				}
 			}
@@ -136,7 +136,11 @@ func (s *Security) mayChange(ctx context.Context, tx *engine.Store, r *engine.Re
 	return nil
 }
 
-func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record) error {
+// mayGrant refuses a record that the caller could not have made: one of a group of another
+// organization, or granting a flag it does not hold on the record's object. stored says that
+// rec is the record the write replaces or deletes, so that the refusal says the caller may not
+// touch that grant, rather than that it may not give what it is giving.
+func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Resource, p *auth.Principal, rec engine.Record, stored bool) error {
 	group := str(r, rec, "GroupIdentifier")
 	org, err := s.groupOrganization(ctx, tx, group)
 	if err != nil {
@@ -171,8 +175,21 @@ func (s *Security) mayGrant(ctx context.Context, tx *engine.Store, r *engine.Res
 			missing = append(missing, string(need))
 		}
 	}
-	if len(missing) > 0 {
-		return forbidden("granting on object %s needs the caller to hold there what it grants; missing %s", object, strings.Join(missing, ", "))
+	if len(missing) == 0 {
+		return nil
 	}
-	return nil
+	if stored {
+		return forbidden("the permission %s grants on object %s%s what the caller does not hold there (%s); only a caller who holds every flag a permission grants may change or delete it",
+			str(r, rec, "PermissionIdentifier"), object, s.objectPath(object), strings.Join(missing, ", "))
+	}
+	return forbidden("granting on object %s%s needs the caller to hold there every flag it grants; it lacks %s", object, s.objectPath(object), strings.Join(missing, ", "))
+}
+
+// objectPath names a permission object in a refusal: " (directory/people)" for a record
+// group's, "" for any other (version 1's, a command's, or no object at all).
+func (s *Security) objectPath(object uuid.UUID) string {
+	if p, ok := s.objectPaths[object]; ok {
+		return " (" + p + ")"
+	}
+	return ""
 }

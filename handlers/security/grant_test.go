@@ -68,7 +68,10 @@ func TestGrantBoundedByGrantor(t *testing.T) {
 			}
 			// The escalation of issue 11: Create on permissions is not Administrate anywhere.
 			post(permissionBody(gr, "security/permissions", auth.Administrate)).expect(t, "self-grant Administrate", http.StatusForbidden)
-			post(permissionBody(gr, "directory/people", auth.Read, auth.Delete)).expect(t, "Read and a missing flag", http.StatusForbidden)
+			if d := post(permissionBody(gr, "directory/people", auth.Read, auth.Delete)).expect(t, "Read and a missing flag", http.StatusForbidden).detail(t); d !=
+				fmt.Sprintf("granting on object %s (directory/people) needs the caller to hold there every flag it grants; it lacks Delete", auth.ObjectID("directory/people")) {
+				t.Errorf("Read and a missing flag: Detail %q", d)
+			}
 			post(permissionBody(gb, "directory/people", auth.Read)).expect(t, "grant to another organization's group", http.StatusForbidden)
 			post(permissionBody(uuid.NewString(), "directory/people", auth.Read)).expect(t, "grant to an unknown group", http.StatusForbidden)
 
@@ -89,7 +92,11 @@ func TestGrantBoundedByGrantor(t *testing.T) {
 			e.do(t, "POST", "security/permissions", permissionBody(gr, "progress/gradebooks", auth.Read, auth.Delete), bearer(opToken)...).
 				expect(t, "operator grants", http.StatusCreated).json(t, &wide)
 			wideItem := "security/permissions/" + wide["PermissionIdentifier"].(string)
-			e.do(t, "PATCH", wideItem, `{"AllowDelete":false}`, h...).expect(t, "narrow another's grant", http.StatusForbidden)
+			if d := e.do(t, "PATCH", wideItem, `{"AllowDelete":false}`, h...).expect(t, "narrow another's grant", http.StatusForbidden).detail(t); d !=
+				fmt.Sprintf("the permission %s grants on object %s (progress/gradebooks) what the caller does not hold there (Read, Delete); only a caller who holds every flag a permission grants may change or delete it",
+					wide["PermissionIdentifier"], auth.ObjectID("progress/gradebooks")) {
+				t.Errorf("narrow another's grant: Detail %q", d)
+			}
 			e.do(t, "PUT", wideItem, permissionBody(gr, "directory/people", auth.Read), h...).expect(t, "move another's grant to its object", http.StatusForbidden)
 			e.do(t, "DELETE", wideItem, "", h...).expect(t, "delete another's grant", http.StatusForbidden)
 			e.do(t, "GET", wideItem, "", h...).expect(t, "the grant is still there", http.StatusOK)
@@ -143,7 +150,7 @@ func TestGrantBoundedOnVersion1Objects(t *testing.T) {
 					var rec map[string]any
 					res.json(t, &rec)
 					e.do(t, "DELETE", "security/permissions/"+rec["PermissionIdentifier"].(string), "", h...).expect(t, "delete own grant", http.StatusOK)
-				} else if !strings.Contains(res.detail(t), "missing") {
+				} else if !strings.Contains(res.detail(t), "it lacks") {
 					t.Errorf("grant %s: Detail %q does not name what is missing", f, res.detail(t))
 				}
 				post(permissionBody(gr, legacy.EventsObject, f)).expect(t, fmt.Sprintf("grant %s on %s", f, legacy.EventsObject), http.StatusForbidden)

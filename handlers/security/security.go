@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"credo/auth"
 	"credo/engine"
 	"credo/handlers"
@@ -57,6 +59,8 @@ type Security struct {
 	rec *records
 	// groupPaths maps each record group's path to its record name (security/settings/resources).
 	groupPaths map[string]string
+	// objectPaths maps each record group's permission object to its path, for refusals.
+	objectPaths map[uuid.UUID]string
 }
 
 // partitionAuth is what verifies and issues one partition's credentials.
@@ -137,10 +141,11 @@ func (s *Security) resolve(reg *engine.Registry) error {
 	if err != nil {
 		return err
 	}
-	s.rec, s.groupPaths = rec, map[string]string{}
+	s.rec, s.groupPaths, s.objectPaths = rec, map[string]string{}, map[uuid.UUID]string{}
 	for _, r := range reg.Resources() {
 		if r.Path != "" {
 			s.groupPaths[r.Path] = r.Name
+			s.objectPaths[auth.ObjectID(r.Path)] = r.Path
 		}
 	}
 	return nil
