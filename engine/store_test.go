@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -491,6 +492,13 @@ func TestParseQueryRejects(t *testing.T) {
 		if !errors.As(err, &verr) || verr.Fields[tt.member] == nil {
 			t.Errorf("ParseQuery(%q) = %v, want a problem naming %s", tt.params, err, tt.member)
 		}
+	}
+	// The key's own name says how the key is filtered: a client that tries it learns the way.
+	v, _ := url.ParseQuery("WidgetIdentifier=" + wOrgA)
+	var verr *engine.ValidationError
+	if _, err := request.ListQuery(w, v, request.KindList); !errors.As(err, &verr) ||
+		!slices.Equal(verr.Fields["WidgetIdentifier"], []string{"unknown parameter WidgetIdentifier; the key is filtered as Identifier (Identifier=<WidgetIdentifier>)"}) {
+		t.Errorf("filtering by the key's name: %v", err)
 	}
 	for _, params := range []string{"Includes=,", "Excludes=", "Excludes=,", "Excludes=" + strings.Join(engine.Names(w.Output), ","), "Includes=WidgetCode&Excludes=WidgetCode"} {
 		v, _ := url.ParseQuery(params)

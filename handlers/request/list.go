@@ -113,7 +113,7 @@ func ListQuery(r *engine.Resource, values url.Values, kind Kind) (engine.Query, 
 				continue
 			}
 			if !ok {
-				verr.Add(name, fmt.Sprintf("unknown parameter %s", name))
+				verr.Add(name, unknownFilter(r, raw, name))
 				continue
 			}
 			val, err := f.Field.ParseText(v)
@@ -318,4 +318,20 @@ func Fields(r *engine.Resource, values url.Values) ([]*engine.Field, error) {
 		return nil, engine.InvalidMember(err.member, "%s", err.msg)
 	}
 	return fields, nil
+}
+
+// unknownFilter is the problem of a parameter that names no filter of r. One that names a
+// member of the key says how the key is filtered: Identifier, the first key member's filter
+// (decisions §5); a client that tries PersonIdentifier= learns the way.
+func unknownFilter(r *engine.Resource, raw, name string) string {
+	for i, k := range r.Key {
+		if k.Name != raw {
+			continue
+		}
+		if i == 0 {
+			return fmt.Sprintf("unknown parameter %s; the key is filtered as Identifier (Identifier=<%s>)", name, name)
+		}
+		return fmt.Sprintf("unknown parameter %s; only the key's first member, %s, is filtered (as Identifier); get one record by its path", name, r.Key[0].Name)
+	}
+	return fmt.Sprintf("unknown parameter %s", name)
 }
