@@ -308,6 +308,9 @@ func (d *document) route(m route.Route) {
 		op["security"] = []obj{}
 	case route.Authenticated:
 		errs = append(errs, http.StatusUnauthorized)
+		if unsafeMethod(m.Method) {
+			errs = append(errs, http.StatusForbidden) // a session cookie on a write from another origin
+		}
 	case route.Protected:
 		errs = append(errs, http.StatusUnauthorized, http.StatusForbidden)
 		op["description"] = strings.TrimSpace(desc + "\n\nNeeds the permission " + m.Need + " on `" + m.Object + "`.")
@@ -436,7 +439,8 @@ func problemResponses() obj {
 	desc := map[int]string{
 		http.StatusBadRequest:   "The request is not valid; `Errors` names each parameter or member that is wrong and why.",
 		http.StatusUnauthorized: "No credential, or one that is not valid here (unknown, expired, revoked, of another partition).",
-		http.StatusForbidden:    "The credential is valid but does not carry the permission the operation needs.",
+		http.StatusForbidden: "The credential is valid but does not carry the permission the operation needs; or it is a " +
+			"session cookie on a write (POST, PUT, PATCH, DELETE) that the browser marked as sent by a page of another origin.",
 		http.StatusNotFound: "No such partition, record or resource (a malformed identifier in the path is a 404 too). " +
 			"To the retry of a create whose answer was lost (see `Idempotency-Key`): the record it created has since been deleted, or is no longer visible to the caller.",
 		http.StatusNotAcceptable: "`Accept` names no media type the operation answers in.",
@@ -553,4 +557,14 @@ func paginationHeader() obj {
 			"pattern": `^\{"Page":[0-9]+,"PageSize":[0-9]+,"TotalCount":[0-9]+(,"Continuation":"[A-Za-z0-9_-]+")?\}$`,
 			"examples": []string{`{"Page":1,"PageSize":20,"TotalCount":57}`,
 				`{"Page":1,"PageSize":20,"TotalCount":57,"Continuation":"AXsiUGFnZSI6MiwiQWZ0ZXIiOlsiMDE5MGE2ZjAtMDAwMC03MDAwLTgwMDAtMDAwMDAwMDAwMDE0Il19i1q2hZ8cJm3yXyqkQhB0K8bG1gBzU0mE8Y2zH7C6b3w"}`}}}
+}
+
+// unsafeMethod reports whether a method writes (RFC 9110 §9.2.1): the ones a session cookie
+// authenticates only from the API's own origin (auth's cross-origin check).
+func unsafeMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
 }

@@ -48,11 +48,16 @@ func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 			// Refused: every unsafe method, whatever the browser's marks say of another origin.
 			plain := e.unvalidated(t) // a Blob body sends no Content-Type, which no document client does
 			before := count()
+			var in struct {
+				Jwt struct{ Identifier string }
+			}
+			e.do(t, "GET", "security/tokens/introspect", "", bearer(token)...).expect(t, "introspect", http.StatusOK).json(t, &in)
 			for _, c := range []struct {
 				name, method, path, body string
 				header                   []string
 			}{
 				{"cross-site POST without a Content-Type", "POST", "security/users-comments", comment, []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}},
+				{"cross-site revocation of the cookie's token", "DELETE", "security/tokens/" + in.Jwt.Identifier, "", []string{"Sec-Fetch-Site", "cross-site"}},
 				{"same-site POST (a sibling subdomain)", "POST", "security/users-comments", comment, []string{"Sec-Fetch-Site", "same-site", "Origin", "https://evil." + host}},
 				{"POST with only an Origin of another host", "POST", "security/users-comments", comment, []string{"Origin", "https://evil.example"}},
 				{"cross-site PATCH", "PATCH", item, `{"CommentText":"changed"}`, []string{"Sec-Fetch-Site", "cross-site"}},
@@ -60,7 +65,11 @@ func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 				{"cross-site DELETE", "DELETE", item, "", []string{"Sec-Fetch-Site", "cross-site"}},
 				{"cross-site cookies/generate", "POST", "security/cookies/generate", "", []string{"Sec-Fetch-Site", "cross-site"}},
 			} {
-				r := e.doAt(t, plain, e.partition, c.method, c.path, c.body, append(cookie, c.header...)...).expect(t, c.name, http.StatusForbidden)
+				ts := e.ts // the OpenAPI document declares the 403
+				if !strings.Contains(strings.Join(c.header, " "), "Content-Type") && c.body != "" && c.method == "POST" {
+					ts = plain
+				}
+				r := e.doAt(t, ts, e.partition, c.method, c.path, c.body, append(cookie, c.header...)...).expect(t, c.name, http.StatusForbidden)
 				var p struct {
 					Detail string
 					Status int
@@ -91,10 +100,10 @@ func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 			e.do(t, "DELETE", item, "", append(bearer(token), "Sec-Fetch-Site", "cross-site", "Origin", "https://app.example")...).
 				expect(t, "a cross-site write with a bearer token", http.StatusOK)
 			e.do(t, "DELETE", item, "", append(cookie, "Sec-Fetch-Site", "same-origin")...).expect(t, "deleted", http.StatusNotFound)
-			var in struct{ Principal struct{ Credential string } }
-			e.do(t, "GET", "security/tokens/introspect", "", cookie...).expect(t, "the cookie still holds", http.StatusOK).json(t, &in)
-			if in.Principal.Credential != "Cookie" {
-				b, _ := json.Marshal(in)
+			var still struct{ Principal struct{ Credential string } }
+			e.do(t, "GET", "security/tokens/introspect", "", cookie...).expect(t, "the cookie still holds", http.StatusOK).json(t, &still)
+			if still.Principal.Credential != "Cookie" {
+				b, _ := json.Marshal(still)
 				t.Errorf("introspect with the cookie: %s", b)
 			}
 		})

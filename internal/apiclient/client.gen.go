@@ -48689,6 +48689,11 @@ type GenerateCookieResponse401Headers struct {
 	XRequestId      string
 }
 
+// GenerateCookieResponse403Headers the declared response headers of an HTTP 403 response for GenerateCookie
+type GenerateCookieResponse403Headers struct {
+	XRequestId string
+}
+
 // GenerateCookieResponse404Headers the declared response headers of an HTTP 404 response for GenerateCookie
 type GenerateCookieResponse404Headers struct {
 	XRequestId string
@@ -48728,6 +48733,8 @@ type GenerateCookieResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
@@ -48744,6 +48751,8 @@ type GenerateCookieResponse struct {
 	Headers400 *GenerateCookieResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GenerateCookieResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GenerateCookieResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GenerateCookieResponse404Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
@@ -48771,6 +48780,11 @@ func (r GenerateCookieResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GenerateCookieResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GenerateCookieResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -51709,6 +51723,11 @@ type RevokeTokenResponse401Headers struct {
 	XRequestId      string
 }
 
+// RevokeTokenResponse403Headers the declared response headers of an HTTP 403 response for RevokeToken
+type RevokeTokenResponse403Headers struct {
+	XRequestId string
+}
+
 // RevokeTokenResponse404Headers the declared response headers of an HTTP 404 response for RevokeToken
 type RevokeTokenResponse404Headers struct {
 	XRequestId string
@@ -51732,6 +51751,8 @@ type RevokeTokenResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -51744,6 +51765,8 @@ type RevokeTokenResponse struct {
 	Headers400 *RevokeTokenResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokeTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeTokenResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeTokenResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -51760,6 +51783,11 @@ func (r RevokeTokenResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r RevokeTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -76632,6 +76660,13 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -76721,6 +76756,16 @@ func ParseGenerateCookieResponse(rsp *http.Response) (*GenerateCookieResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GenerateCookieResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GenerateCookieResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -80319,6 +80364,13 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -80380,6 +80432,16 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeTokenResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RevokeTokenResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
