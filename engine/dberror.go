@@ -15,7 +15,7 @@ import (
 // too long), or an ErrNotMigrated. Its Reason names no SQL, table or column; the driver's error
 // (Err) is for the log.
 type DatabaseError struct {
-	// Category is ErrUnavailable or ErrNotMigrated.
+	// Category is ErrUnavailable, ErrNotMigrated or ErrNoSpace.
 	Category error
 	// Reason is what happened, a clause for a client: "the database did not answer within 10s".
 	Reason string
@@ -81,6 +81,20 @@ func cancelled(msg string, err error) error {
 		reason = "the database cancelled the statement at the statement_timeout set on the database or its role"
 	}
 	return &DatabaseError{Category: ErrUnavailable, Reason: reason, Err: err}
+}
+
+// noSpace is a write that the database had no space for (where: whose disk is full).
+func noSpace(where string, err error) error {
+	return &DatabaseError{Category: ErrNoSpace, Err: err,
+		Reason: "the database has no space left to store the change (" + where + " is full); nothing was written, and reads are served"}
+}
+
+// unwritable is a SQLite file that cannot be written or opened for a reason of its environment:
+// its permissions, a read-only or failing file system (SQLITE_READONLY, SQLITE_PERM,
+// SQLITE_CANTOPEN, SQLITE_IOERR).
+func unwritable(err error) error {
+	return &DatabaseError{Category: ErrUnavailable, Err: err,
+		Reason: "the partition's database file cannot be written (its permissions, or its file system)"}
 }
 
 // fileBusy is a SQLite statement that waited for another process's lock on the partition's

@@ -36,6 +36,11 @@ var (
 	// deadlock, or a serialization failure); it was rolled back, nothing of it was written,
 	// and the same request, retried as it is, may succeed. Not an outage of the database.
 	ErrAborted = errors.New("aborted by a concurrent transaction")
+	// ErrNoSpace: the database has no space left to store a change — SQLite's file system is
+	// full (SQLITE_FULL), PostgreSQL's disk is (SQLSTATE 53100); a DatabaseError. The change
+	// was rolled back whole, reads go on, and writes succeed again once the operator frees
+	// space, without a restart. Not an outage of the database, which answers.
+	ErrNoSpace = errors.New("no space")
 )
 
 // ValidationError lists problems per member name; it is an ErrInvalid (or ErrConflict when
@@ -137,7 +142,8 @@ func (s *Store) Translate(err error) error { return translate(s, nil, err) }
 // unique-constraint messages (nil: none).
 func translate(s *Store, r *Resource, err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) ||
-		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) || errors.Is(err, ErrNotMigrated) {
+		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrAborted) || errors.Is(err, ErrNotMigrated) ||
+		errors.Is(err, ErrNoSpace) {
 		return err
 	}
 	var pg backend.Error
@@ -160,6 +166,8 @@ func translate(s *Store, r *Resource, err error) error {
 			return lockTimedOut(s, err)
 		case pg.Code == "57014": // query_canceled: a statement_timeout of the server's, or a cancel
 			return cancelled(pg.Message, err)
+		case pg.Code == "53100": // disk_full
+			return noSpace("PostgreSQL's disk", err)
 		case backend.Refused(pg.Code), strings.HasPrefix(pg.Code, "08"):
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		case pg.Code == "40P01", // deadlock_detected
@@ -171,6 +179,10 @@ func translate(s *Store, r *Resource, err error) error {
 	msg := err.Error()
 	if d := backend.LinkedSQLite(); d != nil {
 		switch code := d.Code(err); {
+		case code == backend.SQLiteFull:
+			return noSpace("the file system of the partition's database file", err)
+		case code == backend.SQLitePerm, code == backend.SQLiteReadOnly, code == backend.SQLiteIOErr, code == backend.SQLiteCantOpen:
+			return unwritable(err)
 		case code == backend.SQLiteBusy, code == backend.SQLiteLocked:
 			return fileBusy(s, err)
 		case code == backend.SQLiteError && undefinedName(msg):

@@ -116,6 +116,12 @@ const (
 	SQLiteError  = 1 // SQLITE_ERROR: a generic error, among them an unknown table or column
 	SQLiteBusy   = 5 // SQLITE_BUSY: another connection holds the file's lock past busy_timeout
 	SQLiteLocked = 6 // SQLITE_LOCKED: a conflict within the same connection or shared cache
+	// The file cannot be written for a reason of its environment:
+	SQLitePerm     = 3  // SQLITE_PERM: access permission denied
+	SQLiteReadOnly = 8  // SQLITE_READONLY: the file or its folder became read-only
+	SQLiteIOErr    = 10 // SQLITE_IOERR: the operating system reported an I/O error
+	SQLiteFull     = 13 // SQLITE_FULL: the file system is full
+	SQLiteCantOpen = 14 // SQLITE_CANTOPEN: the file (or its journal) cannot be opened
 )
 
 // Validator checks a value against a descriptor's validate tag: go-playground/validator's

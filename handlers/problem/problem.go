@@ -111,6 +111,8 @@ func from(err error) *Problem {
 		// The database cannot be reached, or refuses connections; or what kept it from serving
 		// the request, as the engine's DatabaseError says (a timeout, a lock held too long).
 		return unavailable(err, "The database is unavailable", RetryAfter)
+	case errors.Is(err, engine.ErrNoSpace):
+		return unavailable(err, "The database has no space left to store the change; nothing was written", RetryAfter)
 	case errors.Is(err, engine.ErrAborted):
 		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock or a serialization failure); nothing was written; retry the request as it is.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
