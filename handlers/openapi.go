@@ -457,9 +457,9 @@ func problemResponses() obj {
 		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",
 		http.StatusInternalServerError:   "An unexpected error; it is logged.",
 		http.StatusServiceUnavailable: "The partition's database cannot serve the request now: it cannot be reached, did not answer " +
-			"within the server's database timeout, refuses connections (too many clients), or another transaction held a lock " +
-			"the request needed past that timeout; or the partition's tables lack what its descriptors need and must be " +
-			"migrated again. `Detail` says which. Retry after `Retry-After` seconds.",
+			"within the server's database timeout, refuses connections (too many clients), has no space left for a write " +
+			"(nothing of it was written), or another transaction held a lock the request needed past that timeout; or the " +
+			"partition's tables lack what its descriptors need and must be migrated again. `Detail` says which. Retry after `Retry-After` seconds.",
 	}
 	out := obj{}
 	for st, name := range problemNames {

@@ -57,8 +57,9 @@ they exchange against it.
   items carry no ETag; get the record for one.
 - **Unavailable database.** An operation that needs the partition's database answers 503 with
   ` + "`Retry-After`" + ` when the database cannot be reached, does not answer in time, refuses
-  connections, or another transaction held a lock the request needed for too long, and when the
-  partition's tables must be migrated again; ` + "`Detail`" + ` says which. Retrying later may succeed.
+  connections, has no space left for a write (nothing of it is written), or another transaction held a
+  lock the request needed for too long, and when the partition's tables must be migrated again;
+  ` + "`Detail`" + ` says which. Retrying later may succeed.
 - **Browsers.** When the server allows browser origins (` + "`--cors-origins`" + `), a CORS preflight
   (` + "`OPTIONS`" + ` with ` + "`Origin`" + ` and ` + "`Access-Control-Request-Method`" + `) to any path is answered 204
   with no body before routing: with ` + "`Access-Control-Allow-*`" + ` headers for an allowed origin,
