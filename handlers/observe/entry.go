@@ -21,7 +21,7 @@ type Entry struct {
 	credential string // the kind of credential presented, for counting a refusal
 	status     int
 	bytes      int64
-	aborted    bool // the handler broke the connection (http.ErrAbortHandler)
+	aborted    bool // the answer was cut off: the handler broke the connection (http.ErrAbortHandler), or a write to the client failed
 	logged     bool // the request's failure is logged; log it once
 }
 

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -111,6 +112,7 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.w.Write(b)
 	rec.e.bytes += int64(n)
+	rec.cutOff(err)
 	return n, err
 }
 
@@ -127,7 +129,16 @@ func (rec *recorder) ReadFrom(src io.Reader) (int64, error) {
 		n, err = io.Copy(struct{ io.Writer }{rec.w}, src)
 	}
 	rec.e.bytes += n
+	rec.cutOff(err)
 	return n, err
+}
+
+// cutOff notes that the answer did not reach the client whole when writing it failed; a body
+// net/http refuses to send (of a 204 or 304) is not written, not cut off.
+func (rec *recorder) cutOff(err error) {
+	if err != nil && !errors.Is(err, http.ErrBodyNotAllowed) {
+		rec.e.aborted = true
+	}
 }
 
 // Flush sends buffered data; http.ResponseController finds it, and the rest, through Unwrap.
