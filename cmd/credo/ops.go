@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -74,8 +75,27 @@ func (o *opsConfig) bind(fs *flag.FlagSet) func() error {
 		if _, err := o.logger(io.Discard); err != nil {
 			errs = append(errs, err)
 		}
+		if o.AdminAddr != "" {
+			if err := checkListenAddr("admin-addr", o.AdminAddr); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		return errors.Join(errs...)
 	}
+}
+
+// checkListenAddr checks that a listen address parses as net.Listen reads it (HOST:PORT, the
+// host optional, the port a number up to 65535 or a service name), so that a mistyped address
+// is a usage error found before any database is opened or migrated, not a failure after.
+func checkListenAddr(flag, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("--%s %q is not a listen address such as 127.0.0.1:8080 or :8080: %v", flag, addr, err)
+	}
+	return nil
 }
 
 // defaultMaxHeaderBytes bounds request headers: room for a bearer token, a session cookie and

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -82,6 +85,36 @@ func TestOpsFlags(t *testing.T) {
 	}
 	if code, _, stderr := cli(t, "serve", "--log-format", "xml"); code != 2 || !strings.Contains(stderr, "--log-format") {
 		t.Errorf("serve with a bad log format: %d %s", code, stderr)
+	}
+}
+
+// TestServeRefusesABadAddressFirst: a listen address that does not parse (--addr, --admin-addr,
+// or their environment twins) is a usage error (exit 2) naming the flag, found before any
+// database is opened: nothing is created or migrated in the data folder, and no listener opens.
+func TestServeRefusesABadAddressFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{args: []string{"--addr", "nonsense"}, want: "--addr"},
+		{args: []string{"--addr", "127.0.0.1:99999"}, want: "--addr"},
+		{args: []string{"--admin-addr", "127.0.0.1"}, want: "--admin-addr"},
+		{args: []string{"--admin-addr", "127.0.0.1:90x"}, want: "--admin-addr"},
+		{env: "CREDO_ADMIN_ADDR=localhost", want: "--admin-addr"},
+	} {
+		if k, v, ok := strings.Cut(tc.env, "="); ok {
+			t.Setenv(k, v)
+		}
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"serve", "--database", "sqlite:" + dir}, tc.args...)
+		code, _, stderr := cli(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v %s: exit %d %q, want 2 naming %s", tc.args, tc.env, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v %s: the data folder was created (%v)", tc.args, tc.env, err)
+		}
 	}
 }
 

@@ -69,6 +69,9 @@ func serve(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer)
 	if err := check(); err != nil {
 		return fs.usage("%v", err)
 	}
+	if err := checkListenAddr("addr", cfg.Addr); err != nil {
+		return fs.usage("%v", err)
+	}
 	var err error
 	if cfg.Limits, err = limits(); err != nil {
 		return fs.usage("%v", err)
