@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -210,10 +212,13 @@ func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error
 	if dir == "" {
 		dir = "."
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("engine: create data folder: %w", err)
+	if err := dataFolder(dir); err != nil {
+		return err
 	}
 	for _, p := range d.order {
+		if _, err := os.Stat(filepath.Join(dir, p+".db")); errors.Is(err, fs.ErrNotExist) {
+			slog.Info("engine: the partition has no SQLite file yet; creating it", "partition", p, "file", absPath(filepath.Join(dir, p+".db")))
+		}
 		pool, err := openSQLitePool(filepath.Join(dir, p+".db"), d.limits.MaxConns, d.limits.Timeout)
 		if err != nil {
 			return fmt.Errorf("engine: open sqlite %s: %w", filepath.Join(dir, p+".db"), err)
@@ -232,6 +237,37 @@ func (d *Database) openSQLite(dir string, cfg *gorm.Config, reg *Registry) error
 			timeout: d.limits.Timeout, sqliteProbe: probe, sqlite: pool, writers: contentWriters(d.limits.MaxConns)}
 	}
 	return nil
+}
+
+// dataFolder makes sure that dir, the folder of sqlite:DIR, is a folder: it creates it when its
+// parent exists (./data on a first run), and logs that it did. A missing parent is a mistyped
+// or unmounted path rather than a place to start empty databases in: an error naming it.
+func dataFolder(dir string) error {
+	err := os.Mkdir(dir, 0o750)
+	switch {
+	case err == nil:
+		slog.Info("engine: created the SQLite data folder", "folder", absPath(dir))
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("engine: SQLite data folder %s: its parent folder %s does not exist; create it (or mount it), or correct the sqlite: path",
+			dir, filepath.Dir(filepath.Clean(dir)))
+	case !errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("engine: create the SQLite data folder: %w", err)
+	}
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("engine: SQLite data folder: %w", err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("engine: SQLite data folder %s is not a directory", dir)
+	}
+	return nil
+}
+
+// absPath returns path made absolute for a log line, or path when it cannot be.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 func (d *Database) openPostgres(url string, cfg *gorm.Config, reg *Registry) error {
