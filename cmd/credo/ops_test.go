@@ -281,8 +281,8 @@ func TestDrain(t *testing.T) {
 				return
 			}
 			err = <-drained
-			if err == nil || !strings.Contains(err.Error(), "did not finish within 1s") {
-				t.Errorf("drain with a request outlasting the timeout: %v", err)
+			if err == nil || !strings.Contains(err.Error(), "1 request did not finish within 1s") {
+				t.Errorf("drain with a request outlasting the timeout: %v, want it to say how many were abandoned", err)
 			}
 			close(release)
 			<-inflight

@@ -207,8 +207,16 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 	defer cancel()
 	var incomplete error
 	if err := hs.Shutdown(ctx); err != nil {
-		incomplete = fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", o.ShutdownTimeout, err)
-		slog.Error("shutdown: in-flight requests did not finish in time; abandoning them", "timeout", o.ShutdownTimeout, "err", err)
+		n := srv.Observer.InFlight()
+		what := "in-flight requests" // connections still reading a request, not yet counted
+		if n > 0 {
+			what = fmt.Sprintf("%d requests", n)
+			if n == 1 {
+				what = "1 request"
+			}
+		}
+		incomplete = fmt.Errorf("shutdown: %s did not finish within %s: %w", what, o.ShutdownTimeout, err)
+		slog.Error("shutdown: in-flight requests did not finish in time; abandoning them", "requests", n, "timeout", o.ShutdownTimeout, "err", err)
 		hs.Close()
 	}
 	if admin != nil {
@@ -216,6 +224,13 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		slog.Error("shutdown: server", "err", err)
+	}
+	if incomplete != nil {
+		// The abandoned requests still hold database connections, and a pool's Close waits for
+		// them: the process's exit closes them (SQLite recovers its WAL at the next open, and
+		// PostgreSQL rolls back what they had begun).
+		slog.Warn("shutdown: the database connections are left to the exit; the abandoned requests hold some")
+		return &codeError{code: exitDrainIncomplete, err: incomplete}
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()
@@ -226,9 +241,6 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 		}
 	case <-ctx.Done():
 		slog.Warn("shutdown: the database connections did not close in time", "timeout", o.ShutdownTimeout)
-	}
-	if incomplete != nil {
-		return &codeError{code: exitDrainIncomplete, err: incomplete}
 	}
 	slog.Info("credo stopped")
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Options configure an Observer.
@@ -128,3 +129,13 @@ func observerOf(e *Entry) *Observer {
 
 // since returns the seconds from start, for histograms.
 func since(start time.Time) float64 { return time.Since(start).Seconds() }
+
+// InFlight returns the requests being served (the gauge credo_http_requests_in_flight): at a
+// shutdown's deadline, the requests it abandons.
+func (o *Observer) InFlight() int {
+	var m dto.Metric
+	if err := o.inFlight.Write(&m); err != nil {
+		return 0
+	}
+	return int(m.GetGauge().GetValue())
+}
