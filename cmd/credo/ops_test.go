@@ -290,6 +290,73 @@ func TestDrain(t *testing.T) {
 	}
 }
 
+// TestDrainCutsOffWriters: a drain that runs out of time while a request writes its answer to a
+// client that does not read closes the connection, which ends the request at once: the drain
+// waits for it to return (so that it logs its access line, aborted) and closes the database,
+// exiting within its grace after the timeout rather than leaving the request running.
+func TestDrainCutsOffWriters(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open(context.Background(), "sqlite:"+t.TempDir(), []string{"e01"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writing, returned := make(chan struct{}), make(chan struct{})
+	srv := &handlers.Server{Registry: reg, Database: db, Auth: testauth.Operator(), Authz: testauth.AllowAll{}, Modules: []route.Route{{Method: http.MethodGet,
+		Path: "test/endless", Access: route.Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+			defer close(returned)
+			close(writing)
+			chunk := make([]byte, 64<<10)
+			for {
+				if _, err := w.Write(chunk); err != nil {
+					time.Sleep(100 * time.Millisecond) // unwinding: a rollback, a log line
+					return nil
+				}
+			}
+		}}}}
+	o, err := testOps(t, "--shutdown-timeout", "1s", "--write-timeout", "1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := o.httpServer(h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /v2/e01/test/endless HTTP/1.1\r\nHost: x\r\n\r\n") // and never reads
+	<-writing
+	start := time.Now()
+	err = o.drain(srv, hs, nil, errc, db)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "1 request did not finish within 1s") {
+		t.Errorf("drain: %v, want 1 request abandoned", err)
+	}
+	if took > time.Second+abandonGrace+200*time.Millisecond {
+		t.Errorf("drain took %v, want about 1s", took)
+	}
+	select {
+	case <-returned:
+	default:
+		t.Error("the drain returned before the request it cut off")
+	}
+	if srv.Observer.InFlight() != 0 {
+		t.Errorf("%d requests in flight after the drain", srv.Observer.InFlight())
+	}
+}
+
 // TestServeOperability: serve logs JSON access lines, and its admin listener serves the
 // metrics (requests by route, Go runtime, process, pools) and pprof.
 func TestServeOperability(t *testing.T) {

@@ -218,6 +218,12 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 		incomplete = fmt.Errorf("shutdown: %s did not finish within %s: %w", what, o.ShutdownTimeout, err)
 		slog.Error("shutdown: in-flight requests did not finish in time; abandoning them", "requests", n, "timeout", o.ShutdownTimeout, "err", err)
 		hs.Close()
+		// Closing their connections ends the requests that were writing their answers at once:
+		// a moment lets them write their access lines (aborted=true). Those waiting for the
+		// database are not waited for.
+		for end := time.Now().Add(abandonGrace); srv.Observer.InFlight() > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	if admin != nil {
 		_ = admin.Close()
@@ -225,12 +231,19 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		slog.Error("shutdown: server", "err", err)
 	}
+	closeBy, timeout := ctx, o.ShutdownTimeout
 	if incomplete != nil {
-		// The abandoned requests still hold database connections, and a pool's Close waits for
-		// them: the process's exit closes them (SQLite recovers its WAL at the next open, and
-		// PostgreSQL rolls back what they had begun).
-		slog.Warn("shutdown: the database connections are left to the exit; the abandoned requests hold some")
-		return &codeError{code: exitDrainIncomplete, err: incomplete}
+		if srv.Observer.InFlight() > 0 {
+			// The abandoned requests still hold database connections, and a pool's Close waits
+			// for them: the process's exit closes them (SQLite recovers its WAL at the next
+			// open, and PostgreSQL rolls back what they had begun).
+			slog.Warn("shutdown: the database connections are left to the exit; the abandoned requests hold some")
+			return &codeError{code: exitDrainIncomplete, err: incomplete}
+		}
+		var cancel context.CancelFunc
+		closeBy, cancel = context.WithTimeout(context.Background(), abandonGrace)
+		defer cancel()
+		timeout = abandonGrace
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()
@@ -239,12 +252,19 @@ func (o *opsConfig) drain(srv *handlers.Server, hs, admin *http.Server, errc <-c
 		if err != nil {
 			slog.Warn("shutdown: closing the database connections", "err", err)
 		}
-	case <-ctx.Done():
-		slog.Warn("shutdown: the database connections did not close in time", "timeout", o.ShutdownTimeout)
+	case <-closeBy.Done():
+		slog.Warn("shutdown: the database connections did not close in time", "timeout", timeout)
+	}
+	if incomplete != nil {
+		return &codeError{code: exitDrainIncomplete, err: incomplete}
 	}
 	slog.Info("credo stopped")
 	return nil
 }
+
+// abandonGrace is how long a drain that ran out of time waits, after closing the connections,
+// for the requests they cut off to return and log.
+const abandonGrace = 500 * time.Millisecond
 
 // adminWriteTimeout bounds an admin answer (a scrape); net/http/pprof moves it for a profile
 // or a trace of any length.
