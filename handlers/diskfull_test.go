@@ -100,3 +100,26 @@ func diskFull(t *testing.T, ts *testServer) (fill, free func()) {
 			exec("DROP FUNCTION " + fn + "()")
 		}
 }
+
+// TestReadOnlySQLiteIs503: a SQLite file that cannot be written (SQLITE_READONLY: a file or
+// folder made read-only, a read-only file system; here the writer connection's query_only,
+// which fails writes with the same code) answers a write 503, never 500, and serves it again
+// once the file can be written. Only SQLite has files.
+func TestReadOnlySQLiteIs503(t *testing.T) {
+	ts := newTestServer(t, testenv.Backends(t)[0], registry(t))
+	exec := func(sql string) {
+		t.Helper()
+		if err := ts.store.DB(context.Background()).Exec(sql).Error; err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	org, user := uuid.NewString(), uuid.NewString()
+	body := fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"ro"}`, user, org, user)
+	exec("PRAGMA query_only = 1")
+	res := ts.do(t, "POST", "security/users-comments", body)
+	if res.status != http.StatusServiceUnavailable || res.header.Get("Retry-After") == "" {
+		t.Errorf("create on a read-only file: %d %v %s, want 503 with Retry-After", res.status, res.header, res.body)
+	}
+	exec("PRAGMA query_only = 0")
+	ts.do(t, "POST", "security/users-comments", body).expect(t, "create once the file can be written", http.StatusCreated)
+}
