@@ -157,11 +157,13 @@ func (c *Cookies) Encode(p CookiePayload) (string, CookiePayload, error) {
 	return s, p, nil
 }
 
-// Decode returns the payload of a genuine cookie token, expired or not. An encrypted cookie is
-// read only when decrypt is set; otherwise the error wraps ErrMalformed (the request asked for
-// the impossible). Every other refusal (not a cookie token, undecryptable, bad signature) wraps
-// ErrUnauthenticated with the reason as its message.
-func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
+// Decode returns the payload of a genuine cookie token read in a partition, expired or not and
+// of whichever partition it names. An encrypted cookie is read only when decrypt is set;
+// otherwise the error wraps ErrMalformed (the request asked for the impossible). Every other
+// refusal (not a cookie token, undecryptable, bad signature) wraps ErrUnauthenticated with the
+// reason as its message; a bad signature on a cookie that says it is of another partition is
+// said to be one (see partitionRefusal).
+func (c *Cookies) Decode(token, partition string, decrypt bool) (*CookiePayload, error) {
 	if len(token) > MaxCookieBytes {
 		return nil, unauthenticated(ReasonMalformed, "malformed cookie: longer than %d bytes", MaxCookieBytes)
 	}
@@ -194,7 +196,7 @@ func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
 	}
 	j, tag := body[:len(body)-sha256.Size], body[len(body)-sha256.Size:]
 	if !hmac.Equal(tag, c.sign(version, j)) {
-		return nil, unauthenticated(ReasonSignature, "the cookie signature is invalid")
+		return nil, partitionRefusal(j, partition)
 	}
 	var p CookiePayload
 	dec := json.NewDecoder(bytes.NewReader(j))
@@ -206,17 +208,35 @@ func (c *Cookies) Decode(token string, decrypt bool) (*CookiePayload, error) {
 	return &p, nil
 }
 
-// Validate decodes (and decrypts) a cookie token and checks its expiry at the clock's time: a
-// cookie is expired from its Expiry instant on. Refusals wrap ErrUnauthenticated.
-func (c *Cookies) Validate(token string) (*CookiePayload, error) {
-	p, err := c.Decode(token, true)
+// Validate decodes (and decrypts) a cookie token for use in a partition, checks that it is of
+// that partition, and checks its expiry at the clock's time: a cookie is expired from its
+// Expiry instant on. Refusals wrap ErrUnauthenticated: "cookie of another partition (…)" among
+// them, and a bad signature on a cookie that says it is of another partition says so.
+func (c *Cookies) Validate(token, partition string) (*CookiePayload, error) {
+	p, err := c.Decode(token, partition, true)
 	if err != nil {
 		return nil, err
+	}
+	if p.Partition != partition {
+		return nil, unauthenticated(ReasonPartition, "cookie of another partition (%s)", p.Partition)
 	}
 	if !c.clock().Before(p.Expiry) {
 		return nil, unauthenticated(ReasonExpired, "cookie expired on %s", formatTime(p.Expiry))
 	}
 	return p, nil
+}
+
+// partitionRefusal is the refusal of a cookie whose signature fails in a partition. j is the
+// payload as the cookie states it, unverified: each partition signs with its own key, so a
+// cookie of another partition fails there by its signature, and one that names another
+// partition is said to be one, without repeating the name it gives (as Tokens.refusal does).
+func partitionRefusal(j []byte, partition string) error {
+	var claimed struct{ Partition string }
+	if json.Unmarshal(j, &claimed) == nil && claimed.Partition != "" && claimed.Partition != partition {
+		return unauthenticated(ReasonSignature,
+			"the cookie signature is invalid in partition %s: the cookie says it is of another partition, and each partition signs with its own key", partition)
+	}
+	return unauthenticated(ReasonSignature, "the cookie signature is invalid")
 }
 
 func (c *Cookies) sign(version byte, j []byte) []byte {

@@ -68,7 +68,7 @@ func TestCookiesRoundTrip(t *testing.T) {
 		if shown := bytes.Contains(raw, []byte("a@example.com")); shown == (encKey != nil) {
 			t.Fatalf("encrypted %v, email in clear %v", encKey != nil, shown)
 		}
-		got, err := c.Validate(s)
+		got, err := c.Validate(s, "e01")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,8 @@ func TestCookiesDecode(t *testing.T) {
 		codec    *Cookies
 		token    string
 		decrypt  bool
-		validate bool // Validate instead of Decode
+		validate bool   // Validate instead of Decode
+		in       string // the partition it is read in; e01 (the payload's) when empty
 		want     error
 		msg      string
 	}{
@@ -178,15 +179,30 @@ func TestCookiesDecode(t *testing.T) {
 		{name: "validate just before expiry", codec: newCookies(t, testKey, nil, fixed(t0.Add(time.Hour-time.Nanosecond))), token: signed, validate: true},
 		{name: "validate decrypts", codec: sealer, token: sealed, validate: true},
 		{name: "validate refuses tampering", codec: sealer, token: flip(sealed, 20), validate: true, want: ErrUnauthenticated},
+		// Each partition signs with its own key: a cookie of e01 fails in e02 by its signature,
+		// and is said to be of another partition, without repeating the name it gives.
+		{name: "another partition's key, signed", codec: newCookies(t, otherKey, nil, nil), token: signed, in: "e02", validate: true,
+			want: ErrUnauthenticated, msg: "the cookie signature is invalid in partition e02: the cookie says it is of another partition, and each partition signs with its own key"},
+		{name: "another partition's key, encrypted", codec: newCookies(t, otherKey, testEncKey, fixed(t0)), token: sealed, in: "e02", validate: true,
+			want: ErrUnauthenticated, msg: "the cookie signature is invalid in partition e02: the cookie says it is of another partition"},
+		{name: "another partition's key, decode says so too", codec: newCookies(t, otherKey, nil, nil), token: signed, in: "e02",
+			want: ErrUnauthenticated, msg: "invalid in partition e02: the cookie says it is of another partition"},
+		{name: "validate refuses a genuine cookie of another partition", codec: signer, token: signed, in: "e02", validate: true,
+			want: ErrUnauthenticated, msg: "cookie of another partition (e01)"},
+		{name: "decode reads a genuine cookie of another partition", codec: signer, token: signed, in: "e02"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p *CookiePayload
 			var err error
+			in := tt.in
+			if in == "" {
+				in = "e01"
+			}
 			if tt.validate {
-				p, err = tt.codec.Validate(tt.token)
+				p, err = tt.codec.Validate(tt.token, in)
 			} else {
-				p, err = tt.codec.Decode(tt.token, tt.decrypt)
+				p, err = tt.codec.Decode(tt.token, in, tt.decrypt)
 			}
 			checkErr(t, err, tt.want, tt.msg)
 			if err == nil && p.User != "u1" {

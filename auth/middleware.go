@@ -8,8 +8,26 @@ import (
 	"strings"
 )
 
-// DefaultCookieName is the session cookie's name when an Authenticator names none.
+// DefaultCookieName is the base of the session cookie's name when an Authenticator names none
+// (see SessionCookieName). Until the cookie carried CookiePrefix it was the whole name, with
+// the partition's path; a cookie of that name no longer authenticates (noLongerAccepted).
 const DefaultCookieName = "credo_session"
+
+// CookiePrefix begins every session cookie's name. A browser keeps a cookie of such a name only
+// when it is Secure, names no Domain and has Path=/ (RFC 6265bis, "the __Host- prefix"), so a
+// page of a sibling subdomain (user content on x.example.com beside the API on api.example.com)
+// cannot plant one for the API's host: it could set credo_session for .example.com and sign the
+// user in as its own account (cookie tossing, login CSRF), never __Host-credo_session-e01.
+const CookiePrefix = "__Host-"
+
+// SessionCookieName returns the name of a partition's session cookie: CookiePrefix, base,
+// "-", partition. A partition slug (a lower-case letter, then lower-case letters and digits)
+// is a cookie-name token as it is, so it needs no encoding. Each partition has its own name
+// because a prefixed cookie's path is "/": the browser sends every partition's cookie with
+// every request to the host, and each partition reads only its own.
+func SessionCookieName(base, partition string) string {
+	return CookiePrefix + base + "-" + partition
+}
 
 // Account is what storage says of a user now, as opposed to when its credential was issued.
 type Account struct {
@@ -44,7 +62,10 @@ type Authenticator struct {
 	Tokens *Tokens
 	// Cookies validates session cookies; nil accepts bearer tokens only.
 	Cookies *Cookies
-	// CookieName is the session cookie's name; DefaultCookieName when empty.
+	// CookieName is the base of the session cookie's name, DefaultCookieName when empty: the
+	// cookie read is SessionCookieName(CookieName, partition), which carries CookiePrefix
+	// whatever the base, so no configuration can name a cookie another subdomain could set.
+	// The base must be a cookie-name token (letters, digits, "_", "-").
 	CookieName string
 	// Revocations, when set, refuses revoked tokens and cookies. Wrap the store in a
 	// RevocationCache.
@@ -120,20 +141,14 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 		}, nil
 	}
 	if a.Cookies != nil {
-		name := a.CookieName
-		if name == "" {
-			name = DefaultCookieName
-		}
+		name := a.SessionCookie(partition)
 		if ck, err := r.Cookie(name); err == nil {
-			c, err := a.Cookies.Validate(ck.Value)
+			c, err := a.Cookies.Validate(ck.Value, partition)
 			if err != nil {
 				return nil, err
 			}
 			if c.User == "" {
 				return nil, unauthenticated(ReasonMalformed, "malformed cookie: no user")
-			}
-			if c.Partition != partition {
-				return nil, unauthenticated(ReasonPartition, "cookie of another partition (%s)", c.Partition)
 			}
 			if err := checkCookieOrigin(r); err != nil {
 				return nil, err
@@ -145,5 +160,34 @@ func (a *Authenticator) credential(r *http.Request, partition string) (*Principa
 			}, nil
 		}
 	}
+	if a.Cookies != nil {
+		if _, err := r.Cookie(a.base()); err == nil {
+			return nil, noLongerAccepted(a.base(), a.SessionCookie(partition))
+		}
+	}
 	return nil, unauthenticated(ReasonMissing, `no credential: send "Authorization: Bearer <token>"`)
+}
+
+// SessionCookie returns the name of the session cookie a reads in a partition:
+// SessionCookieName of its CookieName.
+func (a *Authenticator) SessionCookie(partition string) string {
+	return SessionCookieName(a.base(), partition)
+}
+
+// base is the base of the session cookie's name.
+func (a *Authenticator) base() string {
+	if a.CookieName == "" {
+		return DefaultCookieName
+	}
+	return a.CookieName
+}
+
+// noLongerAccepted is the refusal of a request whose only credential is a cookie of the name
+// without CookiePrefix (the name of earlier releases). Such a cookie never authenticates, not
+// even during an upgrade: any page of the site's other subdomains can set one, which is the
+// hole the prefix closes. The user signs in again.
+func noLongerAccepted(old, name string) error {
+	return unauthenticated(ReasonMissing,
+		"no credential: a session cookie named %s is no longer accepted, since another subdomain's page could have set it; get a new one from security/cookies/generate (it is named %s), or send \"Authorization: Bearer <token>\"",
+		old, name)
 }

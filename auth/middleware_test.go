@@ -15,6 +15,7 @@ func TestAuthenticate(t *testing.T) {
 	clk := newClock()
 	tokens := newTokens(t, clk.Now)
 	cookies := newCookies(t, testKey, testEncKey, clk.Now)
+	e01Cookie := SessionCookieName(DefaultCookieName, "e01")
 	issue := func(partition string, lifetime int) (string, string) {
 		s, c, err := tokens.Issue(Claims{Subject: "u1", Email: "a@example.com", Organization: "o1",
 			Partition: partition, Roles: []string{"learners"}}, lifetime)
@@ -30,7 +31,7 @@ func TestAuthenticate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &http.Cookie{Name: DefaultCookieName, Value: s}, p.Identifier
+		return &http.Cookie{Name: e01Cookie, Value: s}, p.Identifier
 	}
 	good, goodID := issue("e01", 3600)
 	short, _ := issue("e01", 60)
@@ -40,7 +41,7 @@ func TestAuthenticate(t *testing.T) {
 	shortCookie, _ := cookie("e01", time.Minute)
 	otherCookie, _ := cookie("e02", time.Hour)
 	revokedCookie, revokedCookieID := cookie("e01", time.Hour)
-	tamperedCookie := &http.Cookie{Name: DefaultCookieName, Value: flip(goodCookie.Value, 20)}
+	tamperedCookie := &http.Cookie{Name: e01Cookie, Value: flip(goodCookie.Value, 20)}
 	// Credentials whose lineage is revoked: a token of a revoked secret, and cookies whose
 	// secret, first token or parent cookie is revoked (their own identifiers are not).
 	ofRevokedSecret, _, _ := tokens.Issue(Claims{Subject: "u1", Email: "a@example.com", Organization: "o1", Partition: "e01", Secret: "s-revoked"}, 3600)
@@ -52,7 +53,7 @@ func TestAuthenticate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &http.Cookie{Name: DefaultCookieName, Value: s}
+		return &http.Cookie{Name: e01Cookie, Value: s}
 	}
 	clk.Advance(2 * time.Minute) // short and shortCookie are now expired
 
@@ -118,8 +119,15 @@ func TestAuthenticate(t *testing.T) {
 		{name: "cookie of another name", cookie: &http.Cookie{Name: "other", Value: goodCookie.Value}, partition: "e01",
 			err: ErrUnauthenticated, msg: "no credential"},
 		{name: "custom cookie name", auth: &Authenticator{Tokens: tokens, Cookies: cookies, CookieName: "sid"},
-			cookie: &http.Cookie{Name: "sid", Value: goodCookie.Value}, partition: "e01",
+			cookie: &http.Cookie{Name: "__Host-sid-e01", Value: goodCookie.Value}, partition: "e01",
 			want: &want{user: "u1", roles: []string{"staff"}, credential: CredentialCookie, tokenID: goodCookieID}},
+		{name: "custom cookie name without the prefix", auth: &Authenticator{Tokens: tokens, Cookies: cookies, CookieName: "sid"},
+			cookie: &http.Cookie{Name: "sid", Value: goodCookie.Value}, partition: "e01",
+			err: ErrUnauthenticated, msg: "a session cookie named sid is no longer accepted"},
+		{name: "cookie of the old name", cookie: &http.Cookie{Name: DefaultCookieName, Value: goodCookie.Value}, partition: "e01",
+			err: ErrUnauthenticated, msg: "a session cookie named credo_session is no longer accepted"},
+		{name: "cookie named for another partition", cookie: &http.Cookie{Name: SessionCookieName(DefaultCookieName, "e02"), Value: otherCookie.Value},
+			partition: "e01", err: ErrUnauthenticated, msg: "no credential"},
 		{name: "cookies not configured", auth: &Authenticator{Tokens: tokens}, cookie: goodCookie, partition: "e01",
 			err: ErrUnauthenticated, msg: "no credential"},
 		{name: "without Revocations a revoked token passes", auth: &Authenticator{Tokens: tokens}, header: "Bearer " + revoked, partition: "e01",

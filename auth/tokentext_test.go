@@ -61,11 +61,11 @@ func TestTokensHaveOneText(t *testing.T) {
 		}
 		p.User += "x"
 	}
-	if _, err := cookies.Decode(cookie, false); err != nil {
+	if _, err := cookies.Decode(cookie, "e01", false); err != nil {
 		t.Fatalf("the cookie itself: %v", err)
 	}
 	for _, s := range append(lineBroken(cookie), otherText(t, cookie)) {
-		_, err := cookies.Decode(s, false)
+		_, err := cookies.Decode(s, "e01", false)
 		checkErr(t, err, ErrUnauthenticated, "malformed cookie")
 	}
 

@@ -67,8 +67,11 @@ func (s *Server) OpenAPI() obj {
 			"securitySchemes": obj{
 				"bearer": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 					"description": "An access token from security/tokens/generate. Version-1 routes also take a client secret here."},
-				"sessionCookie": obj{"type": "apiKey", "in": "cookie", "name": auth.DefaultCookieName,
-					"description": "A session cookie from security/cookies/generate (version 2 only)."},
+				// An apiKey names one cookie; each partition's has its own name, so the name
+				// shows the partition as the path template does.
+				"sessionCookie": obj{"type": "apiKey", "in": "cookie", "name": auth.SessionCookieName(auth.DefaultCookieName, "{partition}"),
+					"description": "A session cookie from security/cookies/generate (version 2 only), named for its partition: " +
+						auth.SessionCookieName(auth.DefaultCookieName, "e01") + " in /v2/e01. Each partition reads only its own; the name without the __Host- prefix (credo_session, of earlier releases) is refused."},
 			},
 		},
 		"security":    []obj{{"bearer": []string{}}, {"sessionCookie": []string{}}},

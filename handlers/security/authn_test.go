@@ -106,7 +106,7 @@ func TestRoutesRefuseMissingAndBadTokens(t *testing.T) {
 				{name: "other partition", header: bearer(otherToken)},
 				{name: "other partition's key", header: bearer(crossKey)},
 				{name: "revoked", header: bearer(revoked)},
-				{name: "bad cookie", header: []string{"Cookie", security.CookieName + "=AQID"}},
+				{name: "bad cookie", header: []string{"Cookie", security.CookieName(e.partition) + "=AQID"}},
 			}
 			n := 0
 			for _, ep := range e.srv.Endpoints() {
@@ -380,7 +380,7 @@ func TestCredentialsOfUnknownSecretsAreRefused(t *testing.T) {
 				for _, use := range []struct {
 					what   string
 					header []string
-				}{{"token", bearer(tok)}, {"cookie", []string{"Cookie", security.CookieName + "=" + ck}}} {
+				}{{"token", bearer(tok)}, {"cookie", []string{"Cookie", security.CookieName(e.partition) + "=" + ck}}} {
 					res := e.do(t, "GET", "security/users/count", "", use.header...).expect(t, tc.name+": "+use.what, http.StatusUnauthorized)
 					if d := res.detail(t); !strings.Contains(d, tc.detail) {
 						t.Errorf("%s: %s: Detail %q, want it to say %q", tc.name, use.what, d, tc.detail)

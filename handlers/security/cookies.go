@@ -17,12 +17,15 @@ import (
 // that asked for it.
 const CookieLifetime = 24 * time.Hour
 
-// CookieName is the session cookie's name, which the Authenticator reads.
-const CookieName = auth.DefaultCookieName
+// CookieName returns the name of a partition's session cookie, which the Authenticator reads:
+// __Host-credo_session-<partition> (auth.SessionCookieName).
+func CookieName(partition string) string {
+	return auth.SessionCookieName(auth.DefaultCookieName, partition)
+}
 
 // generateCookie serves cookies/generate: a session cookie for the caller, set with
-// Set-Cookie (HttpOnly, Secure, SameSite=Lax, path of the partition) and returned as
-// {"Token"}.
+// Set-Cookie as CookieName(partition) (HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain,
+// as the __Host- prefix requires) and returned as {"Token"}.
 func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	st, pa, err := h.partition(r)
@@ -58,11 +61,11 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	case auth.CredentialCookie:
-		ck, err := r.Cookie(CookieName)
+		ck, err := r.Cookie(pa.authn.SessionCookie(st.Partition))
 		if err != nil {
 			return unauthenticated(auth.ReasonMissing, "no session cookie")
 		}
-		c, err := pa.cookies.Validate(ck.Value)
+		c, err := pa.cookies.Validate(ck.Value, st.Partition)
 		if err != nil {
 			return err
 		}
@@ -86,7 +89,7 @@ func (h *handler) generateCookie(w http.ResponseWriter, r *http.Request) error {
 	}
 	observe.TokenIssued(ctx, observe.KindCookie)
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: value, Path: "/v2/" + st.Partition + "/", Expires: expiry,
+		Name: pa.authn.SessionCookie(st.Partition), Value: value, Path: "/", Expires: expiry,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 	return problem.JSON(w, http.StatusOK, struct {
@@ -111,8 +114,8 @@ func earlier(a, b time.Time) time.Time {
 }
 
 // cookieToken returns the cookie token sent as the body (text or a JSON string), or else the
-// request's session cookie.
-func cookieToken(w http.ResponseWriter, r *http.Request) (string, error) {
+// value of the request's cookie name (the partition's session cookie).
+func cookieToken(w http.ResponseWriter, r *http.Request, name string) (string, error) {
 	body, err := readBody(w, r)
 	if err != nil {
 		return "", err
@@ -122,12 +125,12 @@ func cookieToken(w http.ResponseWriter, r *http.Request) (string, error) {
 		return "", err
 	}
 	if token == "" {
-		if ck, err := r.Cookie(CookieName); err == nil {
+		if ck, err := r.Cookie(name); err == nil {
 			token = ck.Value
 		}
 	}
 	if token == "" {
-		return "", problem.New(http.StatusBadRequest, "Send the cookie token as the body, or as the %s cookie.", CookieName)
+		return "", problem.New(http.StatusBadRequest, "Send the cookie token as the body, or as the %s cookie.", name)
 	}
 	if _, err := auth.DecodeToken(token); err != nil {
 		return "", problem.New(http.StatusBadRequest, "The cookie token is not unpadded base64url: %v", err)
@@ -139,7 +142,7 @@ func cookieToken(w http.ResponseWriter, r *http.Request) (string, error) {
 // decode (the default) and as its JSON text otherwise. An encrypted cookie is read only with
 // decrypt; a cookie that cannot be read (not ours, altered) is a 400 saying why.
 func (h *handler) decodeCookie(w http.ResponseWriter, r *http.Request) error {
-	_, pa, err := h.partition(r)
+	st, pa, err := h.partition(r)
 	if err != nil {
 		return err
 	}
@@ -147,11 +150,11 @@ func (h *handler) decodeCookie(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token, err := cookieToken(w, r)
+	token, err := cookieToken(w, r, pa.authn.SessionCookie(st.Partition))
 	if err != nil {
 		return err
 	}
-	payload, err := pa.cookies.Decode(token, params["decrypt"])
+	payload, err := pa.cookies.Decode(token, st.Partition, params["decrypt"])
 	if err != nil {
 		if errors.Is(err, auth.ErrMalformed) {
 			return badMember("decrypt", "%s", err.Error())
@@ -218,12 +221,12 @@ func (h *handler) validateCookie(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token, err := cookieToken(w, r)
+	token, err := cookieToken(w, r, pa.authn.SessionCookie(st.Partition))
 	if err != nil {
 		return err
 	}
 	rep := cookieReport{SignatureVerification: "Failed", ExpiryVerification: "Unknown"}
-	payload, err := pa.cookies.Decode(token, true)
+	payload, err := pa.cookies.Decode(token, st.Partition, true)
 	if err != nil {
 		rep.Reason = err.Error()
 		return problem.JSON(w, http.StatusOK, rep)

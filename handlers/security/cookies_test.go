@@ -38,12 +38,12 @@ func TestCookies(t *testing.T) {
 			var ck struct{ Token string }
 			r.json(t, &ck)
 			set := r.header.Get("Set-Cookie")
-			for _, want := range []string{security.CookieName + "=" + ck.Token, "Path=/v2/" + e.partition + "/", "HttpOnly", "Secure", "SameSite=Lax", "Expires="} {
+			for _, want := range []string{security.CookieName(e.partition) + "=" + ck.Token, "Path=/;", "HttpOnly", "Secure", "SameSite=Lax", "Expires="} {
 				if !strings.Contains(set, want) {
 					t.Errorf("Set-Cookie %q lacks %q", set, want)
 				}
 			}
-			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
+			cookie := []string{"Cookie", security.CookieName(e.partition) + "=" + ck.Token}
 
 			// The cookie authenticates, as a cookie, and lives no longer than the token.
 			var in struct {
@@ -98,7 +98,7 @@ func TestCookies(t *testing.T) {
 			if rep.Valid || rep.SignatureVerification != "Failed" {
 				t.Errorf("validate altered: %+v", rep)
 			}
-			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+altered).expect(t, "altered credential", http.StatusUnauthorized)
+			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+altered).expect(t, "altered credential", http.StatusUnauthorized)
 
 			// Another partition's cookie is not valid here.
 			e.doAt(t, e.ts, e.other, "POST", "security/cookies/validate", ck.Token).expect(t, "other partition", http.StatusOK).json(t, &rep)
@@ -113,7 +113,7 @@ func TestCookies(t *testing.T) {
 			e.do(t, "POST", "security/cookies/decode", ck.Token).expect(t, "decode", http.StatusOK)
 			e.do(t, "POST", "security/cookies/validate", ck.Token).json(t, &rep)
 			e.do(t, "DELETE", "security/tokens/"+rep.Cookie.Identifier, "", bearer(token)...).expect(t, "revoke cookie", http.StatusOK)
-			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token).expect(t, "revoked cookie", http.StatusUnauthorized)
+			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+ck.Token).expect(t, "revoked cookie", http.StatusUnauthorized)
 			e.do(t, "POST", "security/cookies/validate", ck.Token).json(t, &rep)
 			if rep.Valid || rep.Reason != "cookie revoked" {
 				t.Errorf("validate revoked: %+v", rep)
@@ -148,7 +148,7 @@ func TestEncryptedCookies(t *testing.T) {
 			if !rep.Valid {
 				t.Errorf("validate: %+v", rep)
 			}
-			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token).expect(t, "credential", http.StatusOK)
+			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+ck.Token).expect(t, "credential", http.StatusOK)
 		})
 	}
 }

@@ -31,7 +31,7 @@ func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 			e.grant(t, g, []string{"security/users-comments"}, auth.Read, auth.Create, auth.Write, auth.Delete)
 			var ck struct{ Token string }
 			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
-			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
+			cookie := []string{"Cookie", security.CookieName(e.partition) + "=" + ck.Token}
 			comment := fmt.Sprintf(`{"CommentCreatedBy":%q,"OrganizationIdentifier":%q,"UserIdentifier":%q,"CommentText":"forged?"}`,
 				res.UserIdentifier, res.OrganizationIdentifier, res.UserIdentifier)
 			count := func() int {

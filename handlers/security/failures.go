@@ -45,8 +45,10 @@ func (s *Security) failed(r *http.Request, partition, kind string, err error) {
 	observe.Refused(r, "authentication failed", attrs...)
 }
 
-// credentialOf names the kind of credential a request presented to the Authenticator.
-func credentialOf(r *http.Request) string {
+// credentialOf names the kind of credential a request to a partition presented to the
+// Authenticator: a session cookie of the old name (auth.DefaultCookieName, refused) counts as
+// a cookie.
+func credentialOf(r *http.Request, partition string) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, v, _ := strings.Cut(strings.TrimSpace(h), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
@@ -57,8 +59,10 @@ func credentialOf(r *http.Request) string {
 		}
 		return failBearer
 	}
-	if _, err := r.Cookie(CookieName); err == nil {
-		return failCookie
+	for _, name := range []string{CookieName(partition), auth.DefaultCookieName} {
+		if _, err := r.Cookie(name); err == nil {
+			return failCookie
+		}
 	}
 	return failNone
 }

@@ -70,23 +70,23 @@ func TestResponseHygieneAndQuietLogs(t *testing.T) {
 			var ck struct{ Token string }
 			call("POST", "security/cookies/generate", "", h...).expect(t, "cookie", http.StatusOK).json(t, &ck)
 			var ck2 struct{ Token string }
-			call("POST", "security/cookies/generate", "", withCookie(ck.Token)...).expect(t, "cookie from cookie", http.StatusOK).json(t, &ck2)
+			call("POST", "security/cookies/generate", "", e.withCookie(ck.Token)...).expect(t, "cookie from cookie", http.StatusOK).json(t, &ck2)
 			credentials = append(credentials, ck.Token, ck2.Token)
 			call("POST", "security/cookies/decode", ck.Token).expect(t, "decode", http.StatusOK)
-			call("POST", "security/cookies/decode?decode=false", "", withCookie(ck.Token)...).expect(t, "decode cookie", http.StatusOK)
+			call("POST", "security/cookies/decode?decode=false", "", e.withCookie(ck.Token)...).expect(t, "decode cookie", http.StatusOK)
 			call("POST", "security/cookies/validate", ck2.Token).expect(t, "validate cookie", http.StatusOK)
 			call("POST", "security/cookies/decode", ck.Token[:len(ck.Token)-4]+"AAAA").expect(t, "decode tampered", http.StatusBadRequest)
-			call("GET", "security/tokens/introspect", "", withCookie(ck.Token[:len(ck.Token)-4]+"AAAA")...).expect(t, "tampered cookie", http.StatusUnauthorized)
+			call("GET", "security/tokens/introspect", "", e.withCookie(ck.Token[:len(ck.Token)-4]+"AAAA")...).expect(t, "tampered cookie", http.StatusUnauthorized)
 			for _, s := range []string{"endpoints", "permissions", "resources", "roles"} {
 				call("GET", "security/settings/"+s, "", bearer(opTok.AccessToken)...).expect(t, "settings", http.StatusOK)
 			}
 			call("DELETE", "security/tokens/"+jti(t, short), "", bearer(short)...).expect(t, "revoke", http.StatusOK)
 			call("GET", "security/tokens/introspect", "", bearer(short)...).expect(t, "revoked", http.StatusUnauthorized)
 			call("DELETE", "security/tokens/"+uuid.NewString(), "", h...).expect(t, "revoke unknown", http.StatusNotFound)
-			call("GET", "security/tokens/introspect", "", withCookie(ck2.Token)...).expect(t, "cookie", http.StatusOK)
+			call("GET", "security/tokens/introspect", "", e.withCookie(ck2.Token)...).expect(t, "cookie", http.StatusOK)
 			e.clock.Advance(25 * time.Hour)
 			call("GET", "security/tokens/introspect", "", h...).expect(t, "expired", http.StatusUnauthorized)
-			call("GET", "security/tokens/introspect", "", withCookie(ck.Token)...).expect(t, "expired cookie", http.StatusUnauthorized)
+			call("GET", "security/tokens/introspect", "", e.withCookie(ck.Token)...).expect(t, "expired cookie", http.StatusUnauthorized)
 			call("GET", "security/tokens/introspect", "").expect(t, "no credential", http.StatusUnauthorized)
 
 			// Version 1 with a secret, good and bad, and with a token.

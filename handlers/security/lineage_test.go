@@ -23,7 +23,10 @@ func (e *env) cookieFrom(t *testing.T, header []string) (string, string) {
 	return out.Token, dec.Cookie.Identifier
 }
 
-func withCookie(token string) []string { return []string{"Cookie", security.CookieName + "=" + token} }
+// withCookie is the Cookie header carrying a session cookie token under the name of the env's partition.
+func (e *env) withCookie(token string) []string {
+	return []string{"Cookie", security.CookieName(e.partition) + "=" + token}
+}
 
 // authenticates reports whether a credential header authenticates on a server.
 func (e *env) authenticates(t *testing.T, ts *httptest.Server, header []string) bool {
@@ -50,15 +53,15 @@ func TestRevocationReachesCookies(t *testing.T) {
 				s := e.secret(t, security.SecretOptions{Email: "chain@example.com"})
 				tok = e.token(t, s.Secret)
 				c1, id1 := e.cookieFrom(t, bearer(tok))
-				c2, id2 := e.cookieFrom(t, withCookie(c1))
-				c3, id3 := e.cookieFrom(t, withCookie(c2))
+				c2, id2 := e.cookieFrom(t, e.withCookie(c1))
+				c3, id3 := e.cookieFrom(t, e.withCookie(c2))
 				cookies, ids = []string{c1, c2, c3}, []string{id1, id2, id3}
 				for _, ts := range []*httptest.Server{e.ts, other} {
 					if !e.authenticates(t, ts, bearer(tok)) {
 						t.Fatal("a fresh token is refused")
 					}
 					for _, c := range cookies {
-						if !e.authenticates(t, ts, withCookie(c)) {
+						if !e.authenticates(t, ts, e.withCookie(c)) {
 							t.Fatal("a fresh cookie is refused")
 						}
 					}
@@ -98,20 +101,20 @@ func TestRevocationReachesCookies(t *testing.T) {
 			if err := security.RevokeSecret(context.Background(), e.store, secretID); err != nil {
 				t.Fatal(err)
 			}
-			refused("secret revoked", bearer(tok), withCookie(cookies[0]), withCookie(cookies[1]), withCookie(cookies[2]))
+			refused("secret revoked", bearer(tok), e.withCookie(cookies[0]), e.withCookie(cookies[1]), e.withCookie(cookies[2]))
 
 			// 2. Revoking the token ends the cookies made from it, directly or not.
 			tok, cookies, _ = chain()
 			var in struct{ Jwt struct{ Identifier string } }
 			e.do(t, "GET", "security/tokens/introspect", "", bearer(tok)...).expect(t, "introspect", http.StatusOK).json(t, &in)
 			e.do(t, "DELETE", "security/tokens/"+in.Jwt.Identifier, "", bearer(tok)...).expect(t, "revoke token", http.StatusOK)
-			refused("token revoked", bearer(tok), withCookie(cookies[0]), withCookie(cookies[1]), withCookie(cookies[2]))
+			refused("token revoked", bearer(tok), e.withCookie(cookies[0]), e.withCookie(cookies[1]), e.withCookie(cookies[2]))
 
 			// 3. Revoking the first cookie ends the second (its parent) and the third (made
 			// from the second); the token lives on.
 			tok, cookies, ids = chain()
 			e.do(t, "DELETE", "security/tokens/"+ids[0], "", bearer(tok)...).expect(t, "revoke cookie", http.StatusOK)
-			refused("first cookie revoked", withCookie(cookies[0]), withCookie(cookies[1]), withCookie(cookies[2]))
+			refused("first cookie revoked", e.withCookie(cookies[0]), e.withCookie(cookies[1]), e.withCookie(cookies[2]))
 			if !e.authenticates(t, e.ts, bearer(tok)) {
 				t.Error("revoking a cookie revoked the token it was made from")
 			}

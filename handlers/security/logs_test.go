@@ -25,7 +25,7 @@ func TestLogsHoldNoCredential(t *testing.T) {
 			res, token := e.user(t, "", true)
 			var ck struct{ Token string }
 			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
-			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
+			cookie := []string{"Cookie", security.CookieName(e.partition) + "=" + ck.Token}
 			tampered := token[:len(token)-4] + "AAAA"
 			const password = "Pa55word-never-logged"
 			calls := []struct {

@@ -87,7 +87,7 @@ func (s *Security) Routes(endpoints func() []handlers.Endpoint) []route.Route {
 			Responses: []route.Response{{Status: http.StatusOK,
 				Description: "The cookie; it expires with the credential that asked for it, at the latest after 24 hours.",
 				Headers: []route.Header{{Name: "Set-Cookie", Required: true, Schema: route.String(""),
-					Description: "The session cookie " + CookieName + ": HttpOnly, Secure, SameSite=Lax, for the partition's path."}},
+					Description: "The session cookie " + CookieName("{partition}") + " (the partition's slug in place of {partition}): HttpOnly, Secure, SameSite=Lax, Path=/, no Domain."}},
 				Content: []route.Content{jsonOf(struct {
 					Token string `json:"Token"`
 				}{}, nil)}}},

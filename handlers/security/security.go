@@ -203,7 +203,7 @@ func (a authenticator) Authenticate(r *http.Request, partition string) (*auth.Pr
 	}
 	if err != nil {
 		p = nil
-		a.s.failed(r, partition, credentialOf(r), err)
+		a.s.failed(r, partition, credentialOf(r, partition), err)
 	}
 	return p, err
 }

@@ -29,7 +29,7 @@ func TestWithdrawnAccess(t *testing.T) {
 			ctx := context.Background()
 			var ck struct{ Token string }
 			e.do(t, "POST", "security/cookies/generate", "", bearer(token)...).expect(t, "cookie", http.StatusOK).json(t, &ck)
-			cookie := []string{"Cookie", security.CookieName + "=" + ck.Token}
+			cookie := []string{"Cookie", security.CookieName(e.partition) + "=" + ck.Token}
 			set := func(name string, members map[string]any) {
 				t.Helper()
 				e.setOfUser(t, name, res.UserIdentifier, members)
@@ -153,7 +153,7 @@ func TestActingCredentialsEndWithTheirOperator(t *testing.T) {
 				uses := []response{
 					e.do(t, "GET", "security/tokens/introspect", "", bearer(acting["Subject"])...),
 					e.do(t, "GET", "security/tokens/introspect", "", bearer(acting["Agent"])...),
-					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token),
+					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+ck.Token),
 				}
 				for i, u := range uses {
 					name := []string{"the Subject token", "the Agent token", "the cookie"}[i]
@@ -226,7 +226,7 @@ func TestWithdrawnRefusalsAreCounted(t *testing.T) {
 			e.do(t, "POST", "security/tokens/generate", `{"Secret":"`+user.Secret+`"}`).expect(t, "the secret", http.StatusUnauthorized)
 			e.do(t, "POST", "/api/registrations/count", "{}", bearer(user.Secret)...).expect(t, "version 1's secret", http.StatusUnauthorized)
 			e.do(t, "GET", "security/tokens/introspect", "", bearer(token)...).expect(t, "the token", http.StatusUnauthorized)
-			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token).expect(t, "the cookie", http.StatusUnauthorized)
+			e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+ck.Token).expect(t, "the cookie", http.StatusUnauthorized)
 
 			after := e.authFailures(t)
 			for kind, n := range map[string]float64{"secret": 2, "bearer": 2, "cookie": 1, "unknown": 0} {
@@ -289,7 +289,7 @@ func TestActingCredentialsEndWithTheOperatorsPersonThere(t *testing.T) {
 				e.do(t, "POST", "security/cookies/validate", ck.Token).expect(t, what+": validate the cookie", http.StatusOK).json(t, &rep)
 				uses := []response{
 					e.do(t, "GET", "security/tokens/introspect", "", bearer(tok.AccessToken)...),
-					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName+"="+ck.Token),
+					e.do(t, "GET", "security/tokens/introspect", "", "Cookie", security.CookieName(e.partition)+"="+ck.Token),
 				}
 				gen := e.do(t, "POST", "security/tokens/generate", string(body))
 				if holds {
