@@ -17,10 +17,11 @@ var sameOrigin http.CrossOriginProtection
 // off those of a sibling subdomain), and a body the API takes as JSON needs no preflight when
 // it carries no Content-Type (a Blob's), so without this check any page of the site could
 // write as the signed-in user. A script of another origin authenticates with a bearer token,
-// which no other page can attach; CORS never admits cookies (handlers/cors.go).
+// which no other page can attach; CORS never admits cookies (handlers/cors.go). The refusal
+// carries ReasonCrossOrigin, under which it is counted with the 401s.
 func checkCookieOrigin(r *http.Request) error {
 	if err := sameOrigin.Check(r); err != nil {
-		return forbidden("a session cookie authenticates %s only from the API's own origin, and the browser marked this request as sent by a page of another origin; a script of another origin sends Authorization: Bearer <token>",
+		return forbiddenFor(ReasonCrossOrigin, "a session cookie authenticates %s only from the API's own origin, and the browser marked this request as sent by a page of another origin; a script of another origin sends Authorization: Bearer <token>",
 			r.Method)
 	}
 	return nil

@@ -37,8 +37,13 @@ const (
 	ReasonOther     Reason = "other"     // a refusal that names no reason
 )
 
+// ReasonCrossOrigin is the reason of the one ErrForbidden refusal counted with the failures of
+// authentication: a valid session cookie on a write that the browser marks as sent by a page
+// of another origin (checkCookieOrigin), which is what a cross-site request forgery looks like.
+const ReasonCrossOrigin Reason = "cross_origin"
+
 // ReasonOf returns the reason of an ErrUnauthenticated refusal, ReasonOther when it names
-// none, and "" for other errors.
+// none; ReasonCrossOrigin for a cross-origin cookie refusal; and "" for other errors.
 func ReasonOf(err error) Reason {
 	var re *reasonError
 	if errors.As(err, &re) && re.code != "" {
@@ -75,6 +80,11 @@ func unauthenticated(code Reason, format string, args ...any) error {
 // forbidden returns an error wrapping ErrForbidden whose message is the reason.
 func forbidden(format string, args ...any) error {
 	return &reasonError{category: ErrForbidden, reason: fmt.Sprintf(format, args...)}
+}
+
+// forbiddenFor returns an error wrapping ErrForbidden with a Reason, by which it is counted.
+func forbiddenFor(code Reason, format string, args ...any) error {
+	return &reasonError{category: ErrForbidden, code: code, reason: fmt.Sprintf(format, args...)}
 }
 
 // malformed returns an error wrapping ErrMalformed whose message is the reason.

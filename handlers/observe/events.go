@@ -32,7 +32,8 @@ const (
 	CredentialUnknown = "unknown"
 )
 
-// AuthFailure counts a request refused with 401 for a reason (a closed set, see auth.Reason),
+// AuthFailure counts a request refused with 401 for a reason (a closed set, see auth.Reason;
+// or with 403 for the reason cross_origin, a session cookie's write from another origin),
 // under the kind of credential the request presented (SetCredential; CredentialUnknown when
 // none was recorded).
 func AuthFailure(ctx context.Context, reason string) {

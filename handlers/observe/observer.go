@@ -84,7 +84,7 @@ func New(opts Options) *Observer {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricPanics,
 			Help: "Handler panics recovered into 500 answers."}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAuthFailures,
-			Help: "Requests refused with 401, by reason and kind of credential."}, []string{"reason", "credential"}),
+			Help: "Requests refused with 401, and cookie writes from another origin refused with 403 (reason cross_origin), by reason and kind of credential."}, []string{"reason", "credential"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricTokens,
 			Help: "Access tokens and session cookies issued, by kind."}, []string{"kind"}),
 		exportBytes: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricExportBytes,

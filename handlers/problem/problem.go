@@ -133,7 +133,8 @@ func from(err error) *Problem {
 
 // Write sends err as a problem document carrying the request id. A 5xx is logged once with
 // its cause (observe.Fail, which keeps an outage's lines bounded) and a 401 counted by reason
-// (and by the kind of credential the authenticator recorded).
+// (and by the kind of credential the authenticator recorded), as is a 403 that names an
+// auth.Reason (a session cookie's write from another origin, auth.ReasonCrossOrigin).
 // A request whose client went away (its context is done) and that failed on the server's side
 // gets nothing and logs nothing as a failure: the failure is the consequence of the departure.
 // A client error (4xx) is still written, since a client that only half-closed its connection
@@ -158,8 +159,7 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	if p.Status >= 500 {
 		observe.Fail(r, p.Status, err)
 	}
-	if p.Status == http.StatusUnauthorized {
-		reason := auth.ReasonOf(err)
+	if reason := auth.ReasonOf(err); p.Status == http.StatusUnauthorized || p.Status == http.StatusForbidden && reason != "" {
 		if reason == "" {
 			reason = auth.ReasonOther
 		}

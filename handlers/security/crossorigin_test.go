@@ -20,7 +20,8 @@ import (
 // is a 403 that says why, and writes nothing; a Blob body from another page carries no
 // Content-Type, which the API takes as JSON, so the content type is no defence. Reads with a
 // cookie, writes of the same origin or of a client that sends neither header (curl, a
-// server), and writes with a bearer token from any origin go on as before.
+// server), and writes with a bearer token from any origin go on as before. The refusals are
+// counted in credo_auth_failures_total with reason cross_origin.
 func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -81,6 +82,11 @@ func TestCookieWritesOnlyFromTheSameOrigin(t *testing.T) {
 			}
 			if n := count(); n != before {
 				t.Errorf("refused cookie writes changed the comments: %d, then %d", before, n)
+			}
+			// Each refusal is counted with the authentication failures, under a reason of its
+			// own and the kind of credential that was refused (docs/operations.md, "Metrics").
+			if n := e.authFailuresBy(t, "cross_origin", "cookie"); n != 8 {
+				t.Errorf("credo_auth_failures_total{reason=cross_origin,credential=cookie} = %v after 8 cross-origin cookie writes", n)
 			}
 			var got map[string]any
 			e.do(t, "GET", item, "", bearer(token)...).expect(t, "the comment is as it was", http.StatusOK).json(t, &got)

@@ -20,10 +20,11 @@ const (
 	failNone   = observe.CredentialNone
 )
 
-// failed records a refused credential. Only refusals (auth.ErrUnauthenticated) count; a
-// storage failure is the request's 500, logged where it is written. The refusal is counted
-// once, when its 401 is written, in credo_auth_failures_total by reason and by the kind of
-// credential recorded here (observe.SetCredential): bearer (v2 or version-1 access tokens),
+// failed records a refused credential. Only refusals count: auth.ErrUnauthenticated, and the
+// 403 of a session cookie's write from another origin (auth.ReasonCrossOrigin, a forgery
+// attempt or a misbuilt page); a storage failure is the request's 500, logged where it is
+// written. The refusal is counted once, when its 401 (or 403) is written, in
+// credo_auth_failures_total by reason and by the kind of credential recorded here (observe.SetCredential): bearer (v2 or version-1 access tokens),
 // cookie, secret (tokens/generate and version-1 secret authentication), other (an
 // Authorization header whose scheme is not Bearer, such as Basic) or none. The log line
 // names the partition, the kind of credential, the reason, the client address and the route,
@@ -31,7 +32,7 @@ const (
 // Lines of refused credentials are bounded per second (observe.Refused); a request without
 // one logs at debug level.
 func (s *Security) failed(r *http.Request, partition, kind string, err error) {
-	if !errors.Is(err, auth.ErrUnauthenticated) {
+	if !errors.Is(err, auth.ErrUnauthenticated) && auth.ReasonOf(err) != auth.ReasonCrossOrigin {
 		return
 	}
 	observe.SetCredential(r, kind)

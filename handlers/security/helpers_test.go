@@ -391,21 +391,46 @@ func readAll(t *testing.T, res *http.Response) string {
 // authFailures sums credo_auth_failures_total of the env's servers by its credential label.
 func (e *env) authFailures(t *testing.T) map[string]float64 {
 	t.Helper()
+	out := map[string]float64{}
+	for labels, n := range e.authFailureSeries(t) {
+		out[labels.credential] += n
+	}
+	return out
+}
+
+// authFailuresBy returns credo_auth_failures_total of the env's servers for a reason and a kind
+// of credential.
+func (e *env) authFailuresBy(t *testing.T, reason, credential string) float64 {
+	t.Helper()
+	return e.authFailureSeries(t)[failureLabels{reason: reason, credential: credential}]
+}
+
+// failureLabels are the labels of a credo_auth_failures_total series.
+type failureLabels struct{ reason, credential string }
+
+// authFailureSeries returns credo_auth_failures_total of the env's servers by its labels.
+func (e *env) authFailureSeries(t *testing.T) map[failureLabels]float64 {
+	t.Helper()
 	families, err := e.metrics.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]float64{}
+	out := map[failureLabels]float64{}
 	for _, f := range families {
 		if f.GetName() != observe.MetricAuthFailures {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "credential" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
+			var l failureLabels
+			for _, p := range m.GetLabel() {
+				switch p.GetName() {
+				case "reason":
+					l.reason = p.GetValue()
+				case "credential":
+					l.credential = p.GetValue()
 				}
 			}
+			out[l] += m.GetCounter().GetValue()
 		}
 	}
 	return out
