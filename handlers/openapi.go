@@ -454,7 +454,7 @@ func problemResponses() obj {
 		http.StatusUnprocessableEntity: "The `Idempotency-Key` was first used with another request (method, path or body); " +
 			"a new request needs a new key.",
 		http.StatusPreconditionFailed: "The record changed since the ETag that `If-Match` names; it is left as it is. " +
-			"GET it again and retry with its current `ETag`.",
+			"GET it again and retry with its current `ETag`. (A download's preconditions are in its description.)",
 		http.StatusRequestEntityTooLarge: "The body is larger than the operation takes (1 MiB; people import 32 MiB; security operations 64 KiB).",
 		http.StatusUnsupportedMediaType:  "`Content-Type` is not JSON.",
 		http.StatusTooManyRequests:       "Too many attempts from this client or with this credential; retry later.",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"credo/engine"
 	"credo/handlers/deadline"
@@ -42,6 +44,9 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	if err := accept(w, r, mt); err != nil {
 		return err
 	}
+	if err := precondition(r, e.created.Time); err != nil {
+		return err
+	}
 	content, err := st.OpenContent(ctx, files, []any{e.key})
 	if engine.IsNotFound(err) {
 		h.remove(ctx, st, files, e)
@@ -58,6 +63,26 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) error {
 	// so a large file reaches a slow client that keeps reading, and a client that stops is
 	// cut off after one WriteTimeout.
 	http.ServeContent(progressWriter{w, deadline.Writer(w, r, w)}, r, "", e.created.Time, content)
+	return nil
+}
+
+// precondition refuses a download whose If-Match or If-Unmodified-Since fails (RFC 9110
+// §13.2.2), as ServeContent would, but with the 412 problem document: ServeContent's own 412
+// has no body under the file's Content-Type. The file has no ETag, so only If-Match: * is met;
+// If-Unmodified-Since is read only without If-Match, and an unreadable date is ignored.
+func precondition(r *http.Request, modified time.Time) error {
+	if im := r.Header.Values("If-Match"); len(im) > 0 {
+		if strings.TrimSpace(strings.Join(im, ",")) != "*" {
+			return problem.New(http.StatusPreconditionFailed,
+				"An export file has no ETag, so If-Match can only be *; download it without If-Match.")
+		}
+		return nil
+	}
+	since, err := http.ParseTime(r.Header.Get("If-Unmodified-Since"))
+	if err == nil && modified.Truncate(time.Second).After(since) {
+		return problem.New(http.StatusPreconditionFailed,
+			"The export file was made after If-Unmodified-Since (%s).", modified.UTC().Format(http.TimeFormat))
+	}
 	return nil
 }
 

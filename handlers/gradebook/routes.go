@@ -59,6 +59,13 @@ func Routes(cfg Config) []route.Route {
 	}
 	disposition := route.Header{Name: "Content-Disposition", Required: true, Schema: route.String(""),
 		Description: "attachment; filename=gradebook.json or gradebook.csv"}
+	modified := route.Header{Name: "Last-Modified", Required: true, Schema: route.String(""),
+		Description: "When the export was made (an HTTP date), for If-Modified-Since, If-Unmodified-Since and If-Range."}
+	ranges := route.Header{Name: "Accept-Ranges", Required: true, Schema: route.String(""),
+		Description: "`bytes`: the file is served by byte ranges too (Range)."}
+	contentRange := func(d string) route.Header {
+		return route.Header{Name: "Content-Range", Required: true, Schema: route.String(""), Description: d}
+	}
 	return []route.Route{
 		{
 			Method:      http.MethodGet,
@@ -89,22 +96,27 @@ func Routes(cfg Config) []route.Route {
 			Tag:         "gradebook",
 			OperationID: "downloadGradebookExport",
 			Summary:     "Download a gradebook export file until its Expiry.",
-			Description: "Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.",
-			Access:      route.Protected,
-			Object:      Object,
-			Need:        "Read",
+			Description: "Ranges (Range, If-Range) and conditional requests (If-Modified-Since, If-Unmodified-Since) are " +
+				"answered as for any file. The file has no ETag, so an If-Match other than `*` is a 412, as is an " +
+				"If-Unmodified-Since before the export was made.",
+			Access: route.Protected,
+			Object: Object,
+			Need:   "Read",
 			Params: []route.Param{{Name: "ExportKey", In: route.InPath, Schema: route.UUID(""),
 				Description: "The ExportKey of the export; an unknown, expired or malformed one, or another organization's, is a 404."}},
 			Responses: []route.Response{
 				{Status: http.StatusOK, Description: "The file, in the export's format: an array of Gradebook records (JSON) or CSV.",
-					Headers: []route.Header{disposition}, Content: file},
+					Headers: []route.Header{disposition, modified, ranges}, Content: file},
 				{Status: http.StatusPartialContent, Description: "The range asked for.", Headers: []route.Header{disposition,
-					{Name: "Content-Range", Required: true, Schema: route.String(""), Description: "The bytes sent."}}},
-				{Status: http.StatusNotModified, Description: "The file has not changed since If-Modified-Since."},
+					modified, ranges, contentRange("The bytes sent.")}},
+				{Status: http.StatusNotModified, Description: "The file has not changed since If-Modified-Since.",
+					Headers: []route.Header{disposition, modified}},
 				{Status: http.StatusRequestedRangeNotSatisfiable, Description: "The range lies outside the file.",
+					Headers: []route.Header{disposition, contentRange("`bytes */` and the file's length.")},
 					Content: []route.Content{{MediaType: "text/plain", Schema: route.String("")}}},
 			},
-			Errors:  []int{http.StatusNotFound, http.StatusNotAcceptable, http.StatusServiceUnavailable},
+			Errors: []int{http.StatusNotFound, http.StatusNotAcceptable, http.StatusPreconditionFailed,
+				http.StatusServiceUnavailable},
 			Needs:   h.resolve,
 			Handler: h.download,
 		},

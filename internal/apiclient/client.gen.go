@@ -7364,7 +7364,7 @@ type ClientInterface interface {
 
 	// DownloadGradebookExport Download a gradebook export file until its Expiry.
 	//
-	// Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.
+	// Ranges (Range, If-Range) and conditional requests (If-Modified-Since, If-Unmodified-Since) are answered as for any file. The file has no ETag, so an If-Match other than `*` is a 412, as is an If-Unmodified-Since before the export was made.
 	//
 	// Needs the permission Read on `progress/gradebooks`.
 	//
@@ -9773,7 +9773,7 @@ func (c *Client) CountGradebook(ctx context.Context, partition Partition, params
 
 // DownloadGradebookExport Download a gradebook export file until its Expiry.
 //
-// Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.
+// Ranges (Range, If-Range) and conditional requests (If-Modified-Since, If-Unmodified-Since) are answered as for any file. The file has no ETag, so an If-Match other than `*` is a 412, as is an If-Unmodified-Since before the export was made.
 //
 // Needs the permission Read on `progress/gradebooks`.
 //
@@ -34282,7 +34282,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadGradebookExportWithResponse Download a gradebook export file until its Expiry.
 	//
-	// Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.
+	// Ranges (Range, If-Range) and conditional requests (If-Modified-Since, If-Unmodified-Since) are answered as for any file. The file has no ETag, so an If-Match other than `*` is a 412, as is an If-Unmodified-Since before the export was made.
 	//
 	// Needs the permission Read on `progress/gradebooks`.
 	//
@@ -47711,23 +47711,29 @@ func (r CountGradebookResponse) ContentType() string {
 
 // DownloadGradebookExportResponse200Headers the declared response headers of an HTTP 200 response for DownloadGradebookExport
 type DownloadGradebookExportResponse200Headers struct {
+	AcceptRanges       string
 	ContentDisposition string
+	LastModified       string
 	Vary               string
 	XRequestId         string
 }
 
 // DownloadGradebookExportResponse206Headers the declared response headers of an HTTP 206 response for DownloadGradebookExport
 type DownloadGradebookExportResponse206Headers struct {
+	AcceptRanges       string
 	ContentDisposition string
 	ContentRange       string
+	LastModified       string
 	Vary               string
 	XRequestId         string
 }
 
 // DownloadGradebookExportResponse304Headers the declared response headers of an HTTP 304 response for DownloadGradebookExport
 type DownloadGradebookExportResponse304Headers struct {
-	Vary       string
-	XRequestId string
+	ContentDisposition string
+	LastModified       string
+	Vary               string
+	XRequestId         string
 }
 
 // DownloadGradebookExportResponse400Headers the declared response headers of an HTTP 400 response for DownloadGradebookExport
@@ -47757,10 +47763,17 @@ type DownloadGradebookExportResponse406Headers struct {
 	XRequestId string
 }
 
+// DownloadGradebookExportResponse412Headers the declared response headers of an HTTP 412 response for DownloadGradebookExport
+type DownloadGradebookExportResponse412Headers struct {
+	XRequestId string
+}
+
 // DownloadGradebookExportResponse416Headers the declared response headers of an HTTP 416 response for DownloadGradebookExport
 type DownloadGradebookExportResponse416Headers struct {
-	Vary       string
-	XRequestId string
+	ContentDisposition string
+	ContentRange       string
+	Vary               string
+	XRequestId         string
 }
 
 // DownloadGradebookExportResponse500Headers the declared response headers of an HTTP 500 response for DownloadGradebookExport
@@ -47789,6 +47802,8 @@ type DownloadGradebookExportResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
 	ApplicationproblemJSON406 *NotAcceptable
+	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalServerError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -47809,6 +47824,8 @@ type DownloadGradebookExportResponse struct {
 	Headers404 *DownloadGradebookExportResponse404Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *DownloadGradebookExportResponse406Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DownloadGradebookExportResponse412Headers
 	// Headers416 the parsed response headers for an HTTP 416 response
 	Headers416 *DownloadGradebookExportResponse416Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -47845,6 +47862,11 @@ func (r DownloadGradebookExportResponse) GetApplicationproblemJSON404() *NotFoun
 // GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
 func (r DownloadGradebookExportResponse) GetApplicationproblemJSON406() *NotAcceptable {
 	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r DownloadGradebookExportResponse) GetApplicationproblemJSON412() *PreconditionFailed {
+	return r.ApplicationproblemJSON412
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -57837,7 +57859,7 @@ func (c *ClientWithResponses) CountGradebookWithResponse(ctx context.Context, pa
 
 // DownloadGradebookExportWithResponse Download a gradebook export file until its Expiry.
 //
-// Ranges (Range, If-Range) and conditional requests (If-Modified-Since) are answered as for any file.
+// Ranges (Range, If-Range) and conditional requests (If-Modified-Since, If-Unmodified-Since) are answered as for any file. The file has no ETag, so an If-Match other than `*` is a 412, as is an If-Unmodified-Since before the export was made.
 //
 // Needs the permission Read on `progress/gradebooks`.
 //
@@ -75404,6 +75426,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		}
 		response.ApplicationproblemJSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -75426,12 +75455,26 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DownloadGradebookExportResponse200Headers
+		if values := rsp.Header.Values("Accept-Ranges"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Ranges", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptRanges = value
+		}
 		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = value
 		}
 		if values := rsp.Header.Values("Vary"); len(values) > 0 {
 			var value string
@@ -75450,6 +75493,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		response.Headers200 = &headers
 	case rsp.StatusCode == 206:
 		var headers DownloadGradebookExportResponse206Headers
+		if values := rsp.Header.Values("Accept-Ranges"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Ranges", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptRanges = value
+		}
 		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75463,6 +75513,13 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 				return nil, err
 			}
 			headers.ContentRange = value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = value
 		}
 		if values := rsp.Header.Values("Vary"); len(values) > 0 {
 			var value string
@@ -75481,6 +75538,20 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 		response.Headers206 = &headers
 	case rsp.StatusCode == 304:
 		var headers DownloadGradebookExportResponse304Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = value
+		}
 		if values := rsp.Header.Values("Vary"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -75560,8 +75631,32 @@ func ParseDownloadGradebookExportResponse(rsp *http.Response) (*DownloadGradeboo
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 412:
+		var headers DownloadGradebookExportResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 416:
 		var headers DownloadGradebookExportResponse416Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = value
+		}
 		if values := rsp.Header.Values("Vary"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
