@@ -175,6 +175,13 @@ func (d *document) add(path, method string, op obj) {
 var varyHeader = obj{"required": true, "description": "`Accept`: the answer depends on it, so a cache keeps one per `Accept`.",
 	"schema": obj{"type": "string", "examples": []string{"Accept", "Origin, Accept"}}}
 
+// problemVary is the Vary header of a shared problem answer: an operation that reads Accept
+// negotiates before it reads anything else, so its problems say Vary: Accept (a cache must not
+// hand one client's 400 to a client that would get a 406), while those of an operation that
+// does not, or that fail before the negotiation (a 401 of the authentication), do not.
+var problemVary = obj{"description": "`Accept` on the problems of an operation that reads `Accept` (one that lists a 406), " +
+	"as on its other answers; absent on the others.", "schema": obj{"type": "string", "examples": []string{"Accept", "Origin, Accept"}}}
+
 // varyOnAccept documents Vary on the answers of an operation that reads Accept — one that
 // lists a 406, the mark of every negotiation (request.NegotiateFor) — other than its shared
 // answers that are components: its successes here, its 406 and 304 in their components.
@@ -466,24 +473,25 @@ func problemResponses() obj {
 	}
 	out := obj{}
 	for st, name := range problemNames {
-		r := obj{"description": desc[st], "content": problem}
+		r := obj{"description": desc[st], "content": problem, "headers": obj{"Vary": problemVary}}
+		headers := r["headers"].(obj)
 		switch st {
 		case http.StatusUnauthorized:
-			r["headers"] = obj{"WWW-Authenticate": obj{"required": true, "description": "The scheme to authenticate with.",
-				"schema": obj{"type": "string", "examples": []string{`Bearer realm="credo"`}}}}
+			headers["WWW-Authenticate"] = obj{"required": true, "description": "The scheme to authenticate with.",
+				"schema": obj{"type": "string", "examples": []string{`Bearer realm="credo"`}}}
 		case http.StatusTooManyRequests:
-			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before the next attempt.",
-				"schema": obj{"type": "integer", "minimum": 0}}}
+			headers["Retry-After"] = obj{"description": "Seconds to wait before the next attempt.",
+				"schema": obj{"type": "integer", "minimum": 0}}
 		case http.StatusNotAcceptable:
-			r["headers"] = obj{"Vary": varyHeader}
+			headers["Vary"] = varyHeader
 		case http.StatusServiceUnavailable:
-			r["headers"] = obj{"Retry-After": obj{"required": true, "description": "Seconds to wait before retrying.",
-				"schema": obj{"type": "integer", "minimum": 0}}}
+			headers["Retry-After"] = obj{"required": true, "description": "Seconds to wait before retrying.",
+				"schema": obj{"type": "integer", "minimum": 0}}
 		case http.StatusConflict:
-			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before retrying; absent when a retry " +
-				"would get the same answer.", "schema": obj{"type": "integer", "minimum": 0}},
-				"Location": obj{"description": "The record a create made, when its answer was lost and the caller may " +
-					"create records of the group but not read them; absent otherwise.", "schema": obj{"type": "string", "format": "uri-reference"}}}
+			headers["Retry-After"] = obj{"description": "Seconds to wait before retrying; absent when a retry " +
+				"would get the same answer.", "schema": obj{"type": "integer", "minimum": 0}}
+			headers["Location"] = obj{"description": "The record a create made, when its answer was lost and the caller may " +
+				"create records of the group but not read them; absent otherwise.", "schema": obj{"type": "string", "format": "uri-reference"}}
 		}
 		out[name] = r
 	}
