@@ -46,7 +46,7 @@ func TestTwoReplicas(t *testing.T) {
 		// Every exchange is also checked against the OpenAPI document the replicas serve.
 		var doc any
 		call(t, "GET", v2+"openapi.json", "", "").want(t, "openapi.json", http.StatusOK, &doc)
-		api := openapitest.New(t, doc)
+		api := openapitest.New(t, doc).Added(cluster.BackendHeader) // the proxy's, not the server's
 		srv := &groupsuite.Server{URL: proxy.URL, Partition: p, Store: st,
 			Client: &http.Client{Transport: api.RoundTripper(http.DefaultTransport)},
 			Header: http.Header{"Authorization": {"Bearer " + opToken}}}

@@ -43,6 +43,7 @@ type Validator struct {
 	count   atomic.Int64
 	done    atomic.Bool
 	outside map[string]bool
+	added   map[string]bool // headers that something between the server and the validator adds
 }
 
 func init() {
@@ -141,6 +142,19 @@ func (v *Validator) Outside(paths ...string) *Validator {
 	}
 	for _, p := range paths {
 		v.outside[p] = true
+	}
+	return v
+}
+
+// Added names answer headers that the suite's own machinery between the server and the
+// validator adds (a test proxy's), which the document need not declare. It returns v; call it
+// before serving.
+func (v *Validator) Added(headers ...string) *Validator {
+	if v.added == nil {
+		v.added = map[string]bool{}
+	}
+	for _, h := range headers {
+		v.added[http.CanonicalHeaderKey(h)] = true
 	}
 	return v
 }
@@ -276,7 +290,7 @@ func (v *Validator) check(r *http.Request, body []byte, rec *recorder) error {
 		if route.Operation.Responses.Status(rec.status) == nil {
 			return fmt.Errorf("status %d is not documented", rec.status)
 		}
-		return nil
+		return v.undeclaredHeaders(route.Operation, rec.status, header)
 	}
 	if rec.discard {
 		opts.ExcludeResponseBody = true
@@ -289,7 +303,58 @@ func (v *Validator) check(r *http.Request, body []byte, rec *recorder) error {
 		}
 		return err
 	}
+	return v.undeclaredHeaders(route.Operation, rec.status, header)
+}
+
+// generalHeaders are the answer headers that describe the message, its caching or the
+// browser's handling of it rather than the operation's result, and that the document therefore
+// leaves to HTTP; with the CORS headers, which the introduction describes, they are the only
+// ones an answer may carry without its operation declaring them. kin-openapi checks the
+// declared headers only, so a header a client is never told of would otherwise pass.
+var generalHeaders = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
+	"Date": true, "Connection": true, "Cache-Control": true,
+	"X-Content-Type-Options": true, "Content-Security-Policy": true,
+}
+
+// undeclaredHeaders reports a header of an answer that its operation's response for status
+// does not declare.
+func (v *Validator) undeclaredHeaders(op *openapi3.Operation, status int, header http.Header) error {
+	ref := op.Responses.Status(status)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return nil // the status is checked elsewhere
+	}
+	var out []string
+	for name, values := range header {
+		name = http.CanonicalHeaderKey(name)
+		switch {
+		case generalHeaders[name], v.added[name], strings.HasPrefix(name, "Access-Control-"):
+			continue
+		case name == "Vary" && strings.Join(values, ", ") == "Origin":
+			continue // the CORS layer's, described by the introduction
+		}
+		if ref.Value.Headers[name] == nil && !declaredFold(ref.Value.Headers, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) > 0 {
+		slices.Sort(out)
+		return fmt.Errorf("the answer carries %s, which the document does not declare for status %d", strings.Join(out, ", "), status)
+	}
 	return nil
+}
+
+// declaredFold reports whether headers declares name in any case.
+func declaredFold(headers openapi3.Headers, name string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // target is a copy of the request to match and validate.

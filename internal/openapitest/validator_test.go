@@ -101,6 +101,13 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		{name: "list with a record of unknown members", method: "GET", target: comments, answer: jsonAnswer(200, `[{"Bogus":1}]`, "X-Query-Pagination", page), mismatch: true},
 		{name: "undocumented status", method: "GET", target: comments + "/" + id, answer: problem(http.StatusTeapot), mismatch: true},
 		{name: "missing record", method: "GET", target: comments + "/" + id, answer: problem(404)},
+		{name: "missing record, after the negotiation", method: "GET", target: comments + "/" + id, answer: problem(404, "Vary", "Accept")},
+		{name: "problem with an undeclared header", method: "GET", target: comments + "/" + id, answer: problem(404, "Warning", "199 - x"), mismatch: true},
+		{name: "count with an undeclared header", method: "GET", target: comments + "/count",
+			answer: jsonAnswer(200, `{"Count":1}`, "Vary", "Accept", "Last-Modified", "Wed, 25 Nov 2026 07:49:26 GMT"), mismatch: true},
+		{name: "count with CORS headers", method: "GET", target: comments + "/count",
+			answer: jsonAnswer(200, `{"Count":1}`, "Vary", "Origin, Accept", "Access-Control-Allow-Origin", "https://app.example")},
+		{name: "problem with CORS's Vary", method: "GET", target: comments + "/" + id, answer: problem(404, "Vary", "Origin")},
 		{name: "HEAD with an undocumented status", method: "HEAD", target: comments + "/" + id, answer: answer{status: 201}, mismatch: true},
 		{name: "refused body answered 201", method: "POST", target: comments, body: `{"Bogus":1}`,
 			answer: jsonAnswer(201, `{}`, "Location", comments+"/"+id), mismatch: true},
@@ -197,5 +204,28 @@ func TestValidatorLeavesAlone(t *testing.T) {
 	rt.finish()
 	if v.Count() != 1 || len(rt.failures()) != 1 {
 		t.Errorf("an answer written before the client left: %d validated, failures %q; want 1 and 1", v.Count(), rt.failures())
+	}
+}
+
+// TestValidatorAdded: a header named with Added (a test proxy's) passes undeclared; without
+// it the same answer is reported.
+func TestValidatorAdded(t *testing.T) {
+	reg, err := engine.Load(resources.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := openapitest.Document(reg)
+	answer := jsonAnswer(200, `{"Count":1}`, "Vary", "Accept", "X-Proxy-Backend", "1")
+	for _, added := range []bool{true, false} {
+		rt := &recordingT{}
+		v := openapitest.New(rt, doc)
+		if added {
+			v.Added("x-proxy-backend")
+		}
+		v.Handler(answer).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/v2/e01/security/users-comments/count", nil))
+		rt.finish()
+		if got := len(rt.failures()) > 0; got == added {
+			t.Errorf("Added %v: mismatch reported %v: %q", added, got, rt.failures())
+		}
 	}
 }
