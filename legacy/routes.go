@@ -84,6 +84,8 @@ func (a *api) routes() []route.Route {
 			Idempotent: true, Handler: h})
 	}
 	reason := object(route.Property{Name: "Reason", Schema: route.String("Why.").OrNull()})
+	reason.Name = "V1ReasonInput" // the body of both cancels
+
 	return []route.Route{
 		protected(EventsObject, auth.Read, route.Route{Method: http.MethodGet, Path: "/api/events/list-events", Tag: "events", OperationID: "v1ListEvents",
 			Summary: "List the organization's events that start on a day.",
@@ -244,14 +246,16 @@ func object(props ...route.Property) route.Schema {
 }
 
 func criteriaBody() *route.Body {
+	criteria := object(
+		route.Property{Name: "Name", Schema: route.String("Part of the learner's name, ignoring case.").OrNull()},
+		route.Property{Name: "Email", Schema: route.String("Part of the learner's email, ignoring case.").OrNull()},
+		route.Property{Name: "Code", Schema: route.String("Part of the learner's person code, ignoring case.").OrNull()},
+		route.Property{Name: "LastChangeTimeSince", Schema: route.Schema{Format: "date-time", Nullable: true, Description: "Changed at or after (inclusive)."}},
+		route.Property{Name: "LastChangeTimeBefore", Schema: route.Schema{Format: "date-time", Nullable: true, Description: "Changed before (exclusive)."}},
+	)
+	criteria.Name = "V1RegistrationCriteria" // the body of count and search
 	return &route.Body{Description: "The criteria; every member is optional, and an empty body matches every registration.",
-		Content: []route.Content{{MediaType: "application/json", Schema: object(
-			route.Property{Name: "Name", Schema: route.String("Part of the learner's name, ignoring case.").OrNull()},
-			route.Property{Name: "Email", Schema: route.String("Part of the learner's email, ignoring case.").OrNull()},
-			route.Property{Name: "Code", Schema: route.String("Part of the learner's person code, ignoring case.").OrNull()},
-			route.Property{Name: "LastChangeTimeSince", Schema: route.Schema{Format: "date-time", Nullable: true, Description: "Changed at or after (inclusive)."}},
-			route.Property{Name: "LastChangeTimeBefore", Schema: route.Schema{Format: "date-time", Nullable: true, Description: "Changed before (exclusive)."}},
-		)}}}
+		Content: []route.Content{{MediaType: "application/json", Schema: criteria}}}
 }
 
 // accommodationSchema is an Accommodation in a body, the component V1AccommodationInput.

@@ -29,6 +29,7 @@ func Routes(cfg Config) []route.Route {
 	}
 	settings := &settings{}
 	health := route.JSON(Health{})
+	health[0].Schema.Name = "Health" // the body of the 200 and the 503
 	health[0].Schema.Members = map[string]route.Schema{
 		"Status":   {Enum: []string{"Healthy", "Unhealthy"}},
 		"Database": {Enum: []string{"ok", "unreachable"}},
