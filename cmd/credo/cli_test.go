@@ -121,11 +121,15 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{args: []string{"serve", "--no-such-flag"}, code: 2, says: "flag provided but not defined"},
 		{args: []string{"serve", "--database-timeout", "soon"}, code: 2, says: "database-timeout"},
-		{args: []string{"serve", "--database-timeout", "-1s"}, code: 2, says: "is not a positive duration"},
+		{args: []string{"serve", "--database-timeout", "-1s"}, code: 2, says: "database-timeout: must be at least 1s"},
 		// A unit left out, or a zero, is refused by the flag as by its CREDO_* twin, not taken
 		// for the default.
-		{args: []string{"serve", "--database-timeout", "10"}, code: 2, says: "database-timeout: is not a positive duration such as 10s"},
-		{args: []string{"serve", "--migration-timeout", "0"}, code: 2, says: "migration-timeout: is not a positive duration such as 10s"},
+		{args: []string{"serve", "--database-timeout", "10"}, code: 2, says: "database-timeout: is not a duration such as 10s"},
+		{args: []string{"serve", "--migration-timeout", "0"}, code: 2, says: "migration-timeout: must be at least 1s: 0 would mean no limit"},
+		// Below a millisecond the database would get 0 (no limit) as its busy_timeout or
+		// lock_timeout; below a second no request could count on it. (--admin-addr is wrong too
+		// so that a serve that took it would stop, not serve.)
+		{args: []string{"serve", "--database-timeout", "500us", "--admin-addr", "nonsense"}, code: 2, says: "database-timeout: must be at least 1s"},
 		{args: []string{"serve", "--database-max-conns", "0"}, code: 2, says: "database-max-conns: is not a positive number"},
 		{args: []string{"serve", "--database-max-conns", "-3"}, code: 2, says: "database-max-conns: is not a positive number"},
 		{args: []string{"serve", "extra"}, code: 2, says: "wrong number of arguments"},
@@ -152,6 +156,10 @@ func TestExitCodes(t *testing.T) {
 	t.Setenv("CREDO_DATABASE_TIMEOUT", "ten seconds")
 	if code, _, stderr := cli(t, "serve"); code != 2 || !strings.Contains(stderr, "CREDO_DATABASE_TIMEOUT") {
 		t.Errorf("a bad CREDO_DATABASE_TIMEOUT: %d %q", code, stderr)
+	}
+	t.Setenv("CREDO_DATABASE_TIMEOUT", "0")
+	if code, _, stderr := cli(t, "serve"); code != 2 || !strings.Contains(stderr, `CREDO_DATABASE_TIMEOUT="0" must be at least 1s`) {
+		t.Errorf("a zero CREDO_DATABASE_TIMEOUT: %d %q", code, stderr)
 	}
 	t.Setenv("CREDO_DATABASE_TIMEOUT", "")
 	t.Setenv("CREDO_MIGRATION_TIMEOUT", "an hour")

@@ -71,12 +71,12 @@ func newConfig() *config {
 	}
 	c.Placed = placed
 	if v := env("CREDO_DATABASE_TIMEOUT", ""); v != "" {
-		if err := setPositiveDuration(&c.DB.Timeout, v); err != nil {
+		if err := setDuration(&c.DB.Timeout, v, minTimeout); err != nil {
 			c.problems = append(c.problems, fmt.Sprintf("CREDO_DATABASE_TIMEOUT=%q %v", v, err))
 		}
 	}
 	if v := env("CREDO_MIGRATION_TIMEOUT", ""); v != "" {
-		if err := setPositiveDuration(&c.DB.MigrationTimeout, v); err != nil {
+		if err := setDuration(&c.DB.MigrationTimeout, v, minTimeout); err != nil {
 			c.problems = append(c.problems, fmt.Sprintf("CREDO_MIGRATION_TIMEOUT=%q %v", v, err))
 		}
 	}
@@ -88,18 +88,34 @@ func newConfig() *config {
 	return c
 }
 
-// setPositiveDuration parses a duration that must be positive into d; the flag and its
-// CREDO_* twin share it, and so their rule and wording.
-func setPositiveDuration(d *time.Duration, v string) error {
+// minTimeout is the smallest timeout a flag accepts. A timeout bounds what a client or the
+// database may hold (a connection, a request, a lock), so none can be turned off: 0 is refused,
+// not taken for "no limit" as net/http takes it. Below a second a timeout is no protection but
+// an outage (an ordinary client on a slow link cannot send a header or read an answer), and the
+// database's timeouts are passed to it in whole milliseconds, so that a smaller one would reach
+// PostgreSQL and SQLite as 0: no limit.
+const minTimeout = time.Second
+
+// setDuration parses v, a duration with its unit, into d if it is at least least. Every
+// duration flag and CREDO_* variable goes through it, so that they share their rule and
+// wording; the caller names the flag or variable.
+func setDuration(d *time.Duration, v string, least time.Duration) error {
 	n, err := time.ParseDuration(v)
-	if err != nil || n <= 0 {
-		return errors.New("is not a positive duration such as 10s")
+	switch {
+	case err != nil:
+		return errors.New("is not a duration such as 10s or 2m")
+	case n < 0 && least == 0:
+		return errors.New("must not be negative")
+	case n == 0 && least > 0:
+		return fmt.Errorf("must be at least %s: 0 would mean no limit, and this one cannot be turned off", least)
+	case n < least:
+		return fmt.Errorf("must be at least %s", least)
 	}
 	*d = n
 	return nil
 }
 
-// setPositiveInt parses a whole number that must be positive into n (see setPositiveDuration).
+// setPositiveInt parses a whole number that must be positive into n (see setDuration).
 func setPositiveInt(n *int, v string) error {
 	i, err := strconv.Atoi(v)
 	if err != nil || i < 1 {
@@ -114,10 +130,10 @@ func (c *config) databaseFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Database, "database", c.Database, "sqlite:DIR or postgres://… (CREDO_DATABASE)")
 	fs.Var(&placementFlag{p: &c.Placed}, "partition-database",
 		"`PARTITION=DATABASE` places a partition on another database than --database, with its own pool; repeatable (CREDO_PARTITION_DATABASES, comma-separated)")
-	fs.Func("database-timeout", fmt.Sprintf("longest wait for the database: each statement, connection and start-up step (default %s) (CREDO_DATABASE_TIMEOUT)", c.DB.Timeout),
-		func(v string) error { return setPositiveDuration(&c.DB.Timeout, v) })
-	fs.Func("migration-timeout", fmt.Sprintf("longest build of an index that a PostgreSQL migration adds to an existing table, and longest wait for another process's migration (default %s) (CREDO_MIGRATION_TIMEOUT)", c.DB.MigrationTimeout),
-		func(v string) error { return setPositiveDuration(&c.DB.MigrationTimeout, v) })
+	fs.Func("database-timeout", fmt.Sprintf("longest wait for the database: each statement, connection and start-up step (default %s, at least %s) (CREDO_DATABASE_TIMEOUT)", c.DB.Timeout, minTimeout),
+		func(v string) error { return setDuration(&c.DB.Timeout, v, minTimeout) })
+	fs.Func("migration-timeout", fmt.Sprintf("longest build of an index that a PostgreSQL migration adds to an existing table, and longest wait for another process's migration (default %s, at least %s) (CREDO_MIGRATION_TIMEOUT)", c.DB.MigrationTimeout, minTimeout),
+		func(v string) error { return setDuration(&c.DB.MigrationTimeout, v, minTimeout) })
 }
 
 // poolFlags declares the size of serve's connection pool.

@@ -36,31 +36,33 @@ func (o *opsConfig) bind(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.AdminAddr, "admin-addr", env("CREDO_ADMIN_ADDR", ""), "address of the admin listener serving /metrics and /debug/pprof/; empty: off (CREDO_ADMIN_ADDR)")
 	cors := fs.String("cors-origins", env("CREDO_CORS_ORIGINS", ""), "comma-separated origins allowed to call from browsers; empty: no CORS (CREDO_CORS_ORIGINS)")
 	durations := []struct {
-		p         *time.Duration
-		name, env string
-		def       time.Duration
-		usage     string
+		p          *time.Duration
+		name, env  string
+		def, least time.Duration
+		usage      string
 	}{
-		{&o.ShutdownTimeout, "shutdown-timeout", "CREDO_SHUTDOWN_TIMEOUT", 15 * time.Second, "how long SIGTERM waits for in-flight requests"},
-		{&o.ShutdownDelay, "shutdown-delay", "CREDO_SHUTDOWN_DELAY", 0, "how long /readyz answers 503 before the listener closes on SIGTERM"},
-		{&o.ReadHeaderTimeout, "read-header-timeout", "CREDO_READ_HEADER_TIMEOUT", 10 * time.Second, "time allowed to read a request's header"},
-		{&o.ReadTimeout, "read-timeout", "CREDO_READ_TIMEOUT", time.Minute, "time allowed to read a whole request (an upload that keeps moving gets more)"},
-		{&o.WriteTimeout, "write-timeout", "CREDO_WRITE_TIMEOUT", time.Minute, "time allowed from a request's header to the end of its answer (a stream that keeps moving gets more)"},
-		{&o.IdleTimeout, "idle-timeout", "CREDO_IDLE_TIMEOUT", 2 * time.Minute, "how long an idle keep-alive connection stays open"},
+		{&o.ShutdownTimeout, "shutdown-timeout", "CREDO_SHUTDOWN_TIMEOUT", 15 * time.Second, minTimeout, "how long SIGTERM waits for in-flight requests"},
+		{&o.ShutdownDelay, "shutdown-delay", "CREDO_SHUTDOWN_DELAY", 0, 0, "how long /readyz answers 503 before the listener closes on SIGTERM; 0: it closes at once"},
+		{&o.ReadHeaderTimeout, "read-header-timeout", "CREDO_READ_HEADER_TIMEOUT", 10 * time.Second, minTimeout, "time allowed to read a request's header"},
+		{&o.ReadTimeout, "read-timeout", "CREDO_READ_TIMEOUT", time.Minute, minTimeout, "time allowed to read a whole request (an upload that keeps moving gets more)"},
+		{&o.WriteTimeout, "write-timeout", "CREDO_WRITE_TIMEOUT", time.Minute, minTimeout, "time allowed from a request's header to the end of its answer (a stream that keeps moving gets more)"},
+		{&o.IdleTimeout, "idle-timeout", "CREDO_IDLE_TIMEOUT", 2 * time.Minute, minTimeout, "how long an idle keep-alive connection stays open"},
 	}
 	raw := make([]*string, len(durations))
 	for i, d := range durations {
-		raw[i] = fs.String(d.name, env(d.env, d.def.String()), d.usage+" ("+d.env+")")
+		usage := d.usage
+		if d.least > 0 {
+			usage += "; at least " + d.least.String()
+		}
+		raw[i] = fs.String(d.name, env(d.env, d.def.String()), usage+" ("+d.env+")")
 	}
 	maxHeader := fs.String("max-header-bytes", env("CREDO_MAX_HEADER_BYTES", strconv.Itoa(defaultMaxHeaderBytes)), "largest request header accepted (CREDO_MAX_HEADER_BYTES)")
 	return func() error {
 		var errs []error
 		for i, d := range durations {
-			v, err := time.ParseDuration(*raw[i])
-			if err != nil || v < 0 {
-				errs = append(errs, fmt.Errorf("--%s %q is not a duration such as 30s or 2m", d.name, *raw[i]))
+			if err := setDuration(d.p, *raw[i], d.least); err != nil {
+				errs = append(errs, fmt.Errorf("--%s %q %v", d.name, *raw[i], err))
 			}
-			*d.p = v
 		}
 		n, err := strconv.Atoi(*maxHeader)
 		if err != nil || n < 4096 || n > 1<<20 {

@@ -72,9 +72,20 @@ func TestOpsFlags(t *testing.T) {
 		{args: []string{"--log-format", "xml"}, want: "--log-format"},
 		{args: []string{"--log-level", "verbose"}, want: "--log-level"},
 		{args: []string{"--idle-timeout", "soon"}, want: "--idle-timeout"},
-		{args: []string{"--shutdown-timeout", "-1s"}, want: "--shutdown-timeout"},
+		{args: []string{"--shutdown-timeout", "-1s"}, want: `--shutdown-timeout "-1s" must be at least 1s`},
 		{args: []string{"--max-header-bytes", "100"}, want: "--max-header-bytes"},
-		{env: "CREDO_READ_HEADER_TIMEOUT=10", want: "--read-header-timeout"},
+		// A zero timeout would be net/http's "no limit": a slow client holds its connection
+		// forever. It is refused, and so is one too short to serve an ordinary client.
+		{args: []string{"--write-timeout", "0"}, want: `--write-timeout "0" must be at least 1s: 0 would mean no limit`},
+		{args: []string{"--read-timeout", "0s"}, want: `--read-timeout "0s" must be at least 1s`},
+		{args: []string{"--read-header-timeout", "0"}, want: `--read-header-timeout "0" must be at least 1s`},
+		{args: []string{"--idle-timeout", "0"}, want: `--idle-timeout "0" must be at least 1s`},
+		{args: []string{"--shutdown-timeout", "0"}, want: `--shutdown-timeout "0" must be at least 1s`},
+		{args: []string{"--write-timeout", "500ms"}, want: `--write-timeout "500ms" must be at least 1s`},
+		// A shutdown delay of 0 is meaningful (the listener closes at once); a negative one is not.
+		{args: []string{"--shutdown-delay", "-1s"}, want: `--shutdown-delay "-1s" must not be negative`},
+		{env: "CREDO_WRITE_TIMEOUT=0", want: `--write-timeout "0" must be at least 1s`},
+		{env: "CREDO_READ_HEADER_TIMEOUT=10", want: `--read-header-timeout "10" is not a duration such as 10s`},
 	} {
 		if k, v, ok := strings.Cut(tc.env, "="); ok {
 			t.Setenv(k, v)
@@ -85,6 +96,15 @@ func TestOpsFlags(t *testing.T) {
 	}
 	if code, _, stderr := cli(t, "serve", "--log-format", "xml"); code != 2 || !strings.Contains(stderr, "--log-format") {
 		t.Errorf("serve with a bad log format: %d %s", code, stderr)
+	}
+	t.Setenv("CREDO_WRITE_TIMEOUT", "")
+	t.Setenv("CREDO_READ_HEADER_TIMEOUT", "")
+	// With --admin-addr wrong too, a serve that took the zero would still stop, not serve.
+	if code, _, stderr := cli(t, "serve", "--write-timeout", "0", "--admin-addr", "nonsense"); code != 2 || !strings.Contains(stderr, `--write-timeout "0" must be at least 1s`) {
+		t.Errorf("serve with a zero write timeout: %d %s", code, stderr)
+	}
+	if o, err := testOps(t, "--shutdown-delay", "0"); err != nil || o.ShutdownDelay != 0 {
+		t.Errorf("--shutdown-delay 0: %v, want accepted", err)
 	}
 }
 
