@@ -83,10 +83,12 @@ func cancelled(msg string, err error) error {
 	return &DatabaseError{Category: ErrUnavailable, Reason: reason, Err: err}
 }
 
-// noSpace is a write that the database had no space for (where: whose disk is full).
+// noSpace is a write that the database had no space for (where: whose disk is full). Its
+// reason says what became of the change, and nothing of what the caller goes on doing: the
+// server's 503 adds that reads are served (handlers/problem), credo load prints it as it is.
 func noSpace(where string, err error) error {
 	return &DatabaseError{Category: ErrNoSpace, Err: err,
-		Reason: "the database has no space left to store the change (" + where + " is full); nothing was written, and reads are served"}
+		Reason: "the database has no space left to store the change (" + where + " is full); nothing was written"}
 }
 
 // unwritable is a SQLite file that cannot be written or opened for a reason of its environment:

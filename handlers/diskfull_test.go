@@ -61,8 +61,9 @@ func TestDiskFullIs503(t *testing.T) {
 				Status int
 				Detail string
 			}
-			if err := json.Unmarshal(full.body, &prob); err != nil || prob.Status != 503 || !strings.Contains(prob.Detail, "no space") {
-				t.Errorf("problem %s, want a 503 whose Detail says the database has no space left", full.body)
+			if err := json.Unmarshal(full.body, &prob); err != nil || prob.Status != 503 || !strings.Contains(prob.Detail, "no space") ||
+				!strings.HasSuffix(prob.Detail, "nothing was written; reads are served; retry later.") {
+				t.Errorf("problem %s, want a 503 whose Detail says the database has no space left, that nothing was written and that reads are served", full.body)
 			}
 			if full.header.Get("Retry-After") == "" {
 				t.Errorf("503 without Retry-After: %v", full.header)

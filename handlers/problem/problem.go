@@ -106,13 +106,15 @@ func from(err error) *Problem {
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrConflict):
 		return New(http.StatusBadRequest, "%s", engine.Message(err))
 	case errors.Is(err, engine.ErrNotMigrated):
-		return unavailable(err, "The partition's tables do not match its descriptors", RetryAfterNotMigrated)
+		return unavailable(err, "The partition's tables do not match its descriptors", "", RetryAfterNotMigrated)
 	case errors.Is(err, engine.ErrUnavailable):
 		// The database cannot be reached, or refuses connections; or what kept it from serving
 		// the request, as the engine's DatabaseError says (a timeout, a lock held too long).
-		return unavailable(err, "The database is unavailable", RetryAfter)
+		return unavailable(err, "The database is unavailable", "", RetryAfter)
 	case errors.Is(err, engine.ErrNoSpace):
-		return unavailable(err, "The database has no space left to store the change; nothing was written", RetryAfter)
+		// The engine's reason says what became of the change; that reads go on is the server's
+		// to say (credo load prints the same reason without it).
+		return unavailable(err, "The database has no space left to store the change; nothing was written", "reads are served", RetryAfter)
 	case errors.Is(err, engine.ErrAborted):
 		out := New(http.StatusServiceUnavailable, "The database aborted the request's transaction in a conflict with a concurrent one (a deadlock or a serialization failure); nothing was written; retry the request as it is.")
 		out.Header = http.Header{"Retry-After": {RetryAfter}}
@@ -186,11 +188,15 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // unavailable is the 503 of err, with Retry-After: what the engine's DatabaseError in err says
-// happened (engine.Reason), or else what.
-func unavailable(err error, what, retryAfter string) *Problem {
+// happened (engine.Reason), or else what; then, unless empty, what the server goes on doing
+// meanwhile, which the engine's reason does not say (credo load prints that reason too).
+func unavailable(err error, what, then, retryAfter string) *Problem {
 	if reason := engine.Reason(err); reason != "" {
 		r, n := utf8.DecodeRuneInString(reason)
 		what = string(unicode.ToUpper(r)) + reason[n:]
+	}
+	if then != "" {
+		what += "; " + then
 	}
 	out := New(http.StatusServiceUnavailable, "%s; retry later.", what)
 	out.Header = http.Header{"Retry-After": {retryAfter}}
