@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,3 +101,24 @@ func TestGetAllocations(t *testing.T) {
 }
 
 var maxGetAllocs = map[string]float64{"postgres": 15, "sqlite": 47}
+
+// TestLimitsRefuseATimeoutUnderAMillisecond: the databases take timeouts in whole
+// milliseconds, where 0 is no limit, so a positive timeout under 1ms would open a store whose
+// statements and lock waits are unbounded. Open refuses it and opens nothing.
+func TestLimitsRefuseATimeoutUnderAMillisecond(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			reg := fixtureRegistry(t)
+			for _, l := range []engine.Limits{{Timeout: 500 * time.Microsecond}, {MigrationTimeout: time.Nanosecond}} {
+				db, err := l.Open(context.Background(), b.URL, []string{testenv.Partition(t)}, reg)
+				if err == nil {
+					db.Close()
+					t.Fatalf("%+v: opened; want a refusal", l)
+				}
+				if !strings.Contains(err.Error(), "at least 1ms") {
+					t.Errorf("%+v: %v; want it to say at least 1ms", l, err)
+				}
+			}
+		})
+	}
+}

@@ -71,6 +71,13 @@ func (l Limits) withDefaults(d Dialect) (Limits, error) {
 	if l.Timeout < 0 || l.MaxConns < 0 || l.MigrationTimeout < 0 {
 		return l, fmt.Errorf("engine: limits must not be negative (timeout %v, max conns %d, migration timeout %v)", l.Timeout, l.MaxConns, l.MigrationTimeout)
 	}
+	// The databases take their timeouts in whole milliseconds, where 0 is no limit: a
+	// positive timeout under a millisecond would silently turn into none.
+	for _, t := range []time.Duration{l.Timeout, l.MigrationTimeout} {
+		if t > 0 && t < time.Millisecond {
+			return l, fmt.Errorf("engine: timeouts must be at least 1ms (timeout %v, migration timeout %v): the databases count whole milliseconds, and 0 is no limit", l.Timeout, l.MigrationTimeout)
+		}
+	}
 	if l.Timeout == 0 {
 		l.Timeout = DefaultTimeout
 	}
