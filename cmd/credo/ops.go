@@ -59,14 +59,16 @@ func (o *opsConfig) bind(fs *flag.FlagSet) func() error {
 	maxHeader := fs.String("max-header-bytes", env("CREDO_MAX_HEADER_BYTES", strconv.Itoa(defaultMaxHeaderBytes)), "largest request header accepted (CREDO_MAX_HEADER_BYTES)")
 	return func() error {
 		var errs []error
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for i, d := range durations {
 			if err := setDuration(d.p, *raw[i], d.least); err != nil {
-				errs = append(errs, fmt.Errorf("--%s %q %v", d.name, *raw[i], err))
+				errs = append(errs, fmt.Errorf("%s %v", setting(set, d.name, d.env, *raw[i]), err))
 			}
 		}
 		n, err := strconv.Atoi(*maxHeader)
 		if err != nil || n < 4096 || n > 1<<20 {
-			errs = append(errs, fmt.Errorf("--max-header-bytes %q must be a number of bytes from 4096 to 1048576", *maxHeader))
+			errs = append(errs, fmt.Errorf("%s must be a number of bytes from 4096 to 1048576", setting(set, "max-header-bytes", "CREDO_MAX_HEADER_BYTES", *maxHeader)))
 		}
 		o.MaxHeaderBytes = n
 		for _, c := range strings.Split(*cors, ",") {
@@ -84,6 +86,15 @@ func (o *opsConfig) bind(fs *flag.FlagSet) func() error {
 		}
 		return errors.Join(errs...)
 	}
+}
+
+// setting names a setting and its value as the operator gave it, for a usage error: the flag
+// when the command line set it (set, from FlagSet.Visit), else its CREDO_* twin.
+func setting(set map[string]bool, flag, env, v string) string {
+	if set[flag] {
+		return fmt.Sprintf("--%s %q", flag, v)
+	}
+	return fmt.Sprintf("%s=%q", env, v)
 }
 
 // checkListenAddr checks that a listen address parses as net.Listen reads it (HOST:PORT, the

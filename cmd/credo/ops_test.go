@@ -84,8 +84,10 @@ func TestOpsFlags(t *testing.T) {
 		{args: []string{"--write-timeout", "500ms"}, want: `--write-timeout "500ms" must be at least 1s`},
 		// A shutdown delay of 0 is meaningful (the listener closes at once); a negative one is not.
 		{args: []string{"--shutdown-delay", "-1s"}, want: `--shutdown-delay "-1s" must not be negative`},
-		{env: "CREDO_WRITE_TIMEOUT=0", want: `--write-timeout "0" must be at least 1s`},
-		{env: "CREDO_READ_HEADER_TIMEOUT=10", want: `--read-header-timeout "10" is not a duration such as 10s`},
+		// A value from the environment is named by its variable, as the operator wrote it.
+		{env: "CREDO_WRITE_TIMEOUT=0", want: `CREDO_WRITE_TIMEOUT="0" must be at least 1s`},
+		{env: "CREDO_READ_HEADER_TIMEOUT=10", want: `CREDO_READ_HEADER_TIMEOUT="10" is not a duration such as 10s`},
+		{env: "CREDO_MAX_HEADER_BYTES=1", want: `CREDO_MAX_HEADER_BYTES="1" must be a number of bytes`},
 	} {
 		if k, v, ok := strings.Cut(tc.env, "="); ok {
 			t.Setenv(k, v)
@@ -99,6 +101,7 @@ func TestOpsFlags(t *testing.T) {
 	}
 	t.Setenv("CREDO_WRITE_TIMEOUT", "")
 	t.Setenv("CREDO_READ_HEADER_TIMEOUT", "")
+	t.Setenv("CREDO_MAX_HEADER_BYTES", "")
 	// With --admin-addr wrong too, a serve that took the zero would still stop, not serve.
 	if code, _, stderr := cli(t, "serve", "--write-timeout", "0", "--admin-addr", "nonsense"); code != 2 || !strings.Contains(stderr, `--write-timeout "0" must be at least 1s`) {
 		t.Errorf("serve with a zero write timeout: %d %s", code, stderr)
