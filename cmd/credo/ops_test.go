@@ -251,17 +251,7 @@ func TestDrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := srv.Handler()
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := o.httpServer(h)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
+			hs, ln, errc := serveForDrain(t, o, srv)
 			base := "http://" + ln.Addr().String()
 			inflight := make(chan string, 1)
 			go func() {
@@ -343,17 +333,7 @@ func TestDrainCutsOffWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := o.httpServer(h)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	hs, ln, errc := serveForDrain(t, o, srv)
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -468,4 +448,22 @@ func TestServeOperability(t *testing.T) {
 			t.Errorf("the main address serves %s: %d", path, st)
 		}
 	}
+}
+
+// serveForDrain serves srv's API as serve does (o's HTTP server) on a loopback port, for a
+// test of o.drain: the server, its listener, and the channel its Serve returns on.
+func serveForDrain(t *testing.T, o *opsConfig, srv *handlers.Server) (*http.Server, net.Listener, chan error) {
+	t.Helper()
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := o.httpServer(h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	return hs, ln, errc
 }
